@@ -1,0 +1,7 @@
+"""`python -m vtrain` is the `vtrain` command."""
+
+import sys
+
+from vtrain.cli import main
+
+sys.exit(main())

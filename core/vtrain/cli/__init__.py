@@ -1,0 +1,56 @@
+"""The `vtrain` command: one sub-command per module in this package.
+
+Each sub-command module has `add_parser(subparsers)`, which registers its
+parser and sets `run` (a function of the parsed arguments returning an exit
+status) as the parser's default. Sub-command modules are imported only when
+the command line names them, so `vtrain info` never pays for the launcher.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from vtrain.errors import VtrainError
+
+# name -> (module, one-line help). Adding a sub-command is one line here.
+COMMANDS = {
+    "info": ("vtrain.cli.info", "show what this replica is: platform, role, rank, cluster, dirs"),
+    "local": ("vtrain.cli.local", "rehearse a multi-replica job on this machine"),
+}
+
+EXIT_BAD_INPUT = 2
+
+
+def _parser(chosen: str | None) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="vtrain", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, (module, help_text) in COMMANDS.items():
+        if name == chosen:
+            importlib.import_module(module).add_parser(sub)
+        else:
+            sub.add_parser(name, help=help_text)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `vtrain` console script."""
+    args_in = list(sys.argv[1:] if argv is None else argv)
+    chosen = next((a for a in args_in if not a.startswith("-")), None)
+    parser = _parser(chosen if chosen in COMMANDS else None)
+    args = parser.parse_args(args_in)
+    try:
+        status: int = args.run(args)
+    except VtrainError as e:
+        # A person reads this: the message says what to fix; a traceback would only bury it.
+        print(f"vtrain {args.command}: error: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        return 130
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

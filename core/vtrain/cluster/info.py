@@ -1,0 +1,159 @@
+"""`ClusterInfo`: who this replica is, in one frozen value, whatever platform said so."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from vtrain.cluster.roles import CHIEF, EVALUATOR, PS, REDUCTION_SERVER, ROLES, WORKER
+
+Cluster = Mapping[str, tuple[str | None, ...]]
+
+
+@dataclass(frozen=True)
+class ClusterInfo:
+    """This replica's place in its cluster.
+
+    `cluster` maps each normalized role (chief, worker, ps, evaluator,
+    reduction_server) to its replicas' ``host:port`` addresses, in index order.
+    An address is None where the launcher tells how many replicas there are but
+    not where they live (torchrun, Kubeflow PyTorchJob). Build one with
+    `from_env` or `from_json`; never with logic of your own.
+    """
+
+    cluster: Cluster
+    role: str
+    index: int
+    source: str
+    """Where this was read from: vertex, aiplatform, tf_config, kubeflow, torchrun or single."""
+    role_names: Mapping[str, str] = field(default_factory=dict)
+    """Normalized role -> the source's own name for it (chief -> "master", "workerpool0" …)."""
+    trial_id: str | None = None
+    job: Mapping[str, Any] | None = None
+    local_rank: int | None = None
+    """Process index on this machine, where a process launcher (torchrun) set it."""
+    local_world_size: int | None = None
+    """Processes per machine, where the launcher said so (torchrun, Kubeflow's PET_NPROC_PER_NODE)."""
+    node_rank: int | None = None
+    """This machine's index, where a process launcher set it (torchrun's GROUP_RANK)."""
+
+    def __post_init__(self) -> None:
+        # Freeze the containers too: a frozen dataclass holding a mutable dict is not frozen.
+        cluster = {r: tuple(self.cluster[r]) for r in ROLES if r in self.cluster}
+        object.__setattr__(self, "cluster", MappingProxyType(cluster))
+        object.__setattr__(self, "role_names", MappingProxyType(dict(self.role_names)))
+        if self.job is not None:
+            object.__setattr__(self, "job", MappingProxyType(dict(self.job)))
+
+    # -- constructors ------------------------------------------------------------------
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> ClusterInfo:
+        """Read this replica's cluster from the environment (default `os.environ`)."""
+        from vtrain.cluster.detect import detect
+
+        return detect(os.environ if environ is None else environ)
+
+    @classmethod
+    def from_json(cls, text: str | bytes, *, variable: str = "CLUSTER_SPEC") -> ClusterInfo:
+        """Parse one document: a CLUSTER_SPEC or a TF_CONFIG, as named by `variable`."""
+        from vtrain.cluster.detect import from_document
+
+        return from_document(variable, text)
+
+    @classmethod
+    def single(cls) -> ClusterInfo:
+        """A cluster of one: this process is the chief, rank 0."""
+        return cls(cluster={CHIEF: (None,)}, role=CHIEF, index=0, source="single")
+
+    # -- derived -------------------------------------------------------------------------
+
+    @property
+    def source_role(self) -> str:
+        """This replica's role as the source named it (e.g. "master", "workerpool1")."""
+        return self.role_names.get(self.role, self.role)
+
+    @property
+    def trainers(self) -> tuple[str | None, ...]:
+        """Addresses of the replicas that train, in rank order: the chief, then the workers."""
+        return self.cluster.get(CHIEF, ()) + self.cluster.get(WORKER, ())
+
+    @property
+    def num_trainers(self) -> int:
+        """How many replicas train (chief + workers); ps, evaluators and reducers do not."""
+        return len(self.trainers)
+
+    @property
+    def world_size(self) -> int:
+        """Same as `num_trainers`: the size of the training world, counted in replicas."""
+        return self.num_trainers
+
+    @property
+    def rank(self) -> int | None:
+        """Rank among trainers (chief 0, worker i -> i+1); None for ps, evaluator, reducer.
+
+        Without a chief (a TF_CONFIG of workers only) worker i has rank i: worker 0
+        then leads, as TensorFlow's strategies treat it.
+        """
+        if self.role == CHIEF:
+            return self.index
+        if self.role == WORKER:
+            return len(self.cluster.get(CHIEF, ())) + self.index
+        return None
+
+    @property
+    def is_chief(self) -> bool:
+        """True on the one replica that leads: the chief, or worker 0 when there is none."""
+        return self.rank == 0
+
+    @property
+    def is_distributed(self) -> bool:
+        """True when more than one replica exists, in any role."""
+        return sum(len(a) for a in self.cluster.values()) > 1 or self.role not in self.cluster
+
+    @property
+    def chief_address(self) -> str | None:
+        """``host:port`` of the leading trainer, or None when no address is known."""
+        trainers = self.trainers
+        return trainers[0] if trainers else None
+
+    @property
+    def is_trainer(self) -> bool:
+        """True for the chief and the workers."""
+        return self.rank is not None
+
+    @property
+    def address(self) -> str | None:
+        """This replica's own ``host:port``, when the source gave it."""
+        replicas = self.cluster.get(self.role, ())
+        return replicas[self.index] if self.index < len(replicas) else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready summary: what `vtrain info --json` prints about the cluster."""
+        return {
+            "source": self.source,
+            "role": self.role,
+            "source_role": self.source_role,
+            "index": self.index,
+            "rank": self.rank,
+            "world_size": self.world_size,
+            "is_chief": self.is_chief,
+            "is_distributed": self.is_distributed,
+            "chief_address": self.chief_address,
+            "address": self.address,
+            "cluster": {r: list(a) for r, a in self.cluster.items()},
+            "trial_id": self.trial_id,
+            "local_rank": self.local_rank,
+            "local_world_size": self.local_world_size,
+            "node_rank": self.node_rank,
+        }
+
+    def __str__(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+
+__all__ = ["CHIEF", "EVALUATOR", "PS", "REDUCTION_SERVER", "WORKER", "ClusterInfo"]

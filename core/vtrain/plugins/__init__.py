@@ -1,0 +1,1 @@
+"""Placeholder: the registry is being written."""
