@@ -62,7 +62,7 @@ class RunContext:
     def from_env(
         cls, environ: Mapping[str, str] | None = None, *, trial_id: str | None = None
     ) -> RunContext:
-        """Read the run context; `trial_id` overrides `CLOUD_ML_TRIAL_ID` (e.g. from CLUSTER_SPEC)."""
+        """Read the run context; `trial_id` (e.g. from CLUSTER_SPEC) beats CLOUD_ML_TRIAL_ID."""
         env = os.environ if environ is None else environ
         errors: list[VtrainError] = []
 

@@ -37,7 +37,7 @@ class ClusterInfo:
     local_rank: int | None = None
     """Process index on this machine, where a process launcher (torchrun) set it."""
     local_world_size: int | None = None
-    """Processes per machine, where the launcher said so (torchrun, Kubeflow's PET_NPROC_PER_NODE)."""
+    """Processes per machine, where the launcher said (torchrun, Kubeflow PET_NPROC_PER_NODE)."""
     node_rank: int | None = None
     """This machine's index, where a process launcher set it (torchrun's GROUP_RANK)."""
 

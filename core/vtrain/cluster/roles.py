@@ -14,7 +14,12 @@ REDUCTION_SERVER = "reduction_server"
 ROLES = (CHIEF, WORKER, PS, EVALUATOR, REDUCTION_SERVER)
 
 # Vertex AI names pools by position; the position fixes the role.
-VERTEX_POOLS = {"workerpool0": CHIEF, "workerpool1": WORKER, "workerpool2": PS, "workerpool3": EVALUATOR}
+VERTEX_POOLS = {
+    "workerpool0": CHIEF,
+    "workerpool1": WORKER,
+    "workerpool2": PS,
+    "workerpool3": EVALUATOR,
+}
 
 # AI Platform, TF_CONFIG and Kubeflow TFJob use names; "master" is the legacy chief.
 NAMED_ROLES = {"chief": CHIEF, "master": CHIEF, "worker": WORKER, "ps": PS, "evaluator": EVALUATOR}

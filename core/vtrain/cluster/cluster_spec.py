@@ -1,0 +1,104 @@
+"""CLUSTER_SPEC, as Vertex AI (workerpool0..3) and legacy AI Platform (master/worker/…) write it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from vtrain.cluster import fields
+from vtrain.cluster.build import checked
+from vtrain.cluster.info import ClusterInfo
+from vtrain.cluster.roles import NAMED_ROLES, REDUCTION_SERVER, VERTEX_POOLS
+from vtrain.errors import ConfigError
+
+VARIABLE = "CLUSTER_SPEC"
+_REDUCTION_SERVER_POOL = 2
+
+
+def read_cluster_spec(text: str | bytes, variable: str = VARIABLE) -> ClusterInfo:
+    """Parse a CLUSTER_SPEC document from either platform."""
+    doc = fields.mapping(variable, "", fields.parse_json(variable, text))
+    raw_cluster = fields.mapping(variable, "cluster", _required(variable, doc, "cluster"))
+    task = fields.mapping(variable, "task", _required(variable, doc, "task"))
+    job = fields.optional_mapping(variable, "job", doc.get("job"))
+
+    task_type = fields.string(variable, "task.type", _required(variable, task, "type", "task."))
+    vertex = (
+        any(k in VERTEX_POOLS for k in (*raw_cluster, task_type))
+        or _pool_specs(variable, job) is not None
+    )
+    names = dict(VERTEX_POOLS, **{"chief": "chief"}) if vertex else NAMED_ROLES
+    if vertex and _is_reduction_server(variable, job):
+        names["workerpool2"] = REDUCTION_SERVER
+
+    cluster: dict[str, tuple[str | None, ...]] = {}
+    role_names: dict[str, str] = {}
+    for key, value in raw_cluster.items():
+        role = _role(variable, f"cluster.{key}", key, names)
+        cluster[role] = cluster.get(role, ()) + fields.addresses(variable, f"cluster.{key}", value)
+        role_names[role] = key
+
+    role = _role(variable, "task.type", task_type, names)
+    role_names.setdefault(role, task_type)
+    return checked(
+        variable,
+        source="vertex" if vertex else "aiplatform",
+        cluster=cluster,
+        role=role,
+        index=fields.index(variable, "task.index", task.get("index", 0)),
+        role_names=role_names,
+        trial_id=fields.trial(variable, "task.trial", task.get("trial")),
+        job=job,
+    )
+
+
+def _required(variable: str, doc: Mapping[str, Any], key: str, prefix: str = "") -> Any:
+    if key not in doc or doc[key] is None:
+        raise ConfigError(
+            f"missing key {prefix}{key!r}",
+            source=variable,
+            expected='{"cluster": {…}, "task": {"type": …, "index": …}}',
+        )
+    return doc[key]
+
+
+def _role(variable: str, path: str, name: str, names: Mapping[str, str]) -> str:
+    if name not in names:
+        raise ConfigError(
+            "unknown role",
+            source=variable,
+            path=path,
+            value=name,
+            expected="one of " + ", ".join(repr(n) for n in names),
+        )
+    return names[name]
+
+
+def _pool_specs(variable: str, job: Mapping[str, Any] | None) -> list[Any] | None:
+    """The CustomJobSpec's worker pool list, in either JSON spelling, or None."""
+    if job is None:
+        return None
+    spec = job.get("jobSpec", job.get("job_spec", job))
+    if not isinstance(spec, Mapping):
+        return None
+    pools = spec.get("workerPoolSpecs", spec.get("worker_pool_specs"))
+    if pools is None:
+        return None
+    if not isinstance(pools, list):
+        raise ConfigError("not a list", source=variable, path="job.workerPoolSpecs", value=pools)
+    return pools
+
+
+def _is_reduction_server(variable: str, job: Mapping[str, Any] | None) -> bool:
+    # Vertex gives Reduction Server replicas the parameter-server pool; only the image tells.
+    pools = _pool_specs(variable, job) or []
+    if len(pools) <= _REDUCTION_SERVER_POOL or not isinstance(
+        pools[_REDUCTION_SERVER_POOL], Mapping
+    ):
+        return False
+    pool = pools[_REDUCTION_SERVER_POOL]
+    container = pool.get("containerSpec", pool.get("container_spec"))
+    if not isinstance(container, Mapping):
+        return False
+    image = container.get("imageUri", container.get("image_uri"))
+    return isinstance(image, str) and "reductionserver" in image

@@ -1,0 +1,161 @@
+"""Typed reads from a parsed JSON document, with errors that say where and what.
+
+Every reader takes the variable name and the JSON path so that an error reads
+like `CLUSTER_SPEC: task.index: not an integer (got '1x'); expected …`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from vtrain.errors import ConfigError
+
+MAX_PORT = 65535
+# Far above any real job; it stops a typo like index 99999999 from allocating a huge list.
+MAX_REPLICAS = 1_000_000
+
+
+def parse_json(variable: str, text: str | bytes) -> Any:
+    """Decode a JSON document held in `variable`."""
+    try:
+        return json.loads(text)
+    except (ValueError, TypeError, RecursionError) as e:
+        raise ConfigError(
+            f"not valid JSON ({e})",
+            source=variable,
+            value=text,
+            hint=f'print the variable with `echo "${variable}"` and check its quoting',
+        ) from None
+
+
+def mapping(variable: str, path: str, value: Any) -> Mapping[str, Any]:
+    """`value` as a JSON object."""
+    if not isinstance(value, Mapping):
+        raise ConfigError("not a JSON object", source=variable, path=path, value=value)
+    return value
+
+
+def optional_mapping(variable: str, path: str, value: Any) -> Mapping[str, Any] | None:
+    """`value` as a JSON object, None when absent, or a JSON object encoded as a string.
+
+    Vertex sometimes sends `job` as a JSON string inside the JSON; both mean the same.
+    """
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = parse_json(f"{variable}: {path}", value) if value.strip() else {}
+    return mapping(variable, path, value)
+
+
+def string(variable: str, path: str, value: Any) -> str:
+    """`value` as a JSON string."""
+    if not isinstance(value, str):
+        raise ConfigError("not a string", source=variable, path=path, value=value)
+    return value
+
+
+def index(variable: str, path: str, value: Any) -> int:
+    """`value` as a non-negative integer; a string of digits is accepted (Kubeflow writes "0")."""
+    if isinstance(value, bool):
+        pass  # bool is an int subclass; True is not index 1
+    elif isinstance(value, int) and value >= 0:
+        return value
+    elif isinstance(value, str) and value.isascii() and value.isdigit():
+        return int(value)
+    raise ConfigError(
+        "not a non-negative integer", source=variable, path=path, value=value, expected="0, 1, 2 …"
+    )
+
+
+def trial(variable: str, path: str, value: Any) -> str | None:
+    """A trial id: a string or number, None when empty or absent."""
+    from vtrain.context import check_trial_id
+
+    if value is None:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = str(value)
+    text = string(variable, path, value)
+    return check_trial_id(text, f"{variable}: {path}")
+
+
+def address(variable: str, path: str, value: Any) -> str:
+    """A ``host:port`` address (``[v6]:port`` for IPv6), checked, returned unchanged."""
+    text = string(variable, path, value)
+    host, sep, port = text.rpartition(":")
+    expected = "host:port with a port from 1 to 65535, e.g. 'cmle-training-workerpool0-ab-0:2222'"
+    if not sep or not host:
+        raise ConfigError(
+            "address has no port", source=variable, path=path, value=value, expected=expected
+        )
+    if host.startswith("[") != host.endswith("]") or (":" in host and not host.startswith("[")):
+        raise ConfigError(
+            "malformed host (IPv6 addresses need brackets)",
+            source=variable,
+            path=path,
+            value=value,
+            expected=expected,
+        )
+    if not (port.isascii() and port.isdigit() and 1 <= int(port) <= MAX_PORT):
+        raise ConfigError("bad port", source=variable, path=path, value=value, expected=expected)
+    if any(c.isspace() for c in host):
+        raise ConfigError(
+            "host contains whitespace", source=variable, path=path, value=value, expected=expected
+        )
+    return text
+
+
+def addresses(variable: str, path: str, value: Any) -> tuple[str | None, ...]:
+    """A role's replica list: a JSON list of addresses, or Kubeflow's sparse {"index": address}.
+
+    Kubeflow's elastic TFJob writes `{"1": "host:port", "3": "host:port"}`; the gaps are
+    replicas whose address is not known to this one, kept as None so indexes stay true.
+    """
+    if isinstance(value, list):
+        return tuple(address(variable, f"{path}[{i}]", a) for i, a in enumerate(value))
+    if isinstance(value, Mapping):
+        known = {
+            index(variable, f"{path}.{k}", k): address(variable, f"{path}.{k}", a)
+            for k, a in value.items()
+        }
+        size = max(known, default=-1) + 1
+        if size > MAX_REPLICAS:
+            raise ConfigError(
+                "replica index is implausibly large",
+                source=variable,
+                path=path,
+                value=size - 1,
+                expected=f"an index below {MAX_REPLICAS}",
+            )
+        return tuple(known.get(i) for i in range(size))
+    raise ConfigError(
+        "not a list of addresses",
+        source=variable,
+        path=path,
+        value=value,
+        expected='["host:port", …] or {"0": "host:port", …}',
+    )
+
+
+def env_int(environ: Mapping[str, str], name: str, *, minimum: int = 0) -> int | None:
+    """An integer environment variable, None when unset or empty."""
+    text = environ.get(name, "").strip()
+    if not text:
+        return None
+    if not (text.isascii() and text.isdigit()) or int(text) < minimum:
+        raise ConfigError(
+            "not an integer", source=name, value=text, expected=f"an integer >= {minimum}"
+        )
+    return int(text)
+
+
+def env_required_int(environ: Mapping[str, str], name: str, why: str, *, minimum: int = 0) -> int:
+    """An integer environment variable that the source in use cannot do without."""
+    value = env_int(environ, name, minimum=minimum)
+    if value is None:
+        raise ConfigError(
+            f"is not set, but {why}", source=name, expected=f"an integer >= {minimum}"
+        )
+    return value

@@ -1,0 +1,71 @@
+"""TF_CONFIG, as Vertex, AI Platform, Kubeflow TFJob and `gcloud … local train` write it."""
+
+from __future__ import annotations
+
+from vtrain.cluster import fields
+from vtrain.cluster.build import checked
+from vtrain.cluster.info import ClusterInfo
+from vtrain.cluster.roles import NAMED_ROLES
+from vtrain.errors import ConfigError
+
+VARIABLE = "TF_CONFIG"
+
+
+def describes_cluster(text: str) -> bool:
+    """False for a TF_CONFIG that says nothing (``{}``), which TensorFlow itself runs locally."""
+    try:
+        doc = fields.parse_json(VARIABLE, text)
+    except ConfigError:
+        return True  # malformed: let the reader report it
+    return not isinstance(doc, dict) or bool(doc.get("cluster") or doc.get("task"))
+
+
+def read_tf_config(text: str | bytes, variable: str = VARIABLE) -> ClusterInfo:
+    """Parse a TF_CONFIG document.
+
+    `environment: "cloud"` is ignored: `gcloud ai-platform local train` writes it
+    on a laptop too, so it proves nothing about where we run.
+    """
+    doc = fields.mapping(variable, "", fields.parse_json(variable, text))
+    raw_cluster = fields.mapping(variable, "cluster", doc.get("cluster") or {})
+    task = fields.mapping(variable, "task", doc.get("task") or {})
+
+    cluster: dict[str, tuple[str | None, ...]] = {}
+    role_names: dict[str, str] = {}
+    for key, value in raw_cluster.items():
+        role = _role(variable, f"cluster.{key}", key)
+        cluster[role] = cluster.get(role, ()) + fields.addresses(variable, f"cluster.{key}", value)
+        role_names[role] = key
+
+    if "type" not in task:
+        raise ConfigError(
+            "missing key 'task.type'",
+            source=variable,
+            expected='"task": {"type": "chief"|"worker"|"ps"|"evaluator", "index": N}',
+        )
+    task_type = fields.string(variable, "task.type", task["type"])
+    role = _role(variable, "task.type", task_type)
+    role_names.setdefault(role, task_type)
+    return checked(
+        variable,
+        source="tf_config",
+        cluster=cluster,
+        role=role,
+        index=fields.index(variable, "task.index", task.get("index", 0)),
+        role_names=role_names,
+        trial_id=fields.trial(variable, "task.trial", task.get("trial")),
+        job=fields.optional_mapping(variable, "job", doc.get("job")),
+        evaluator_outside=True,
+    )
+
+
+def _role(variable: str, path: str, name: str) -> str:
+    if name not in NAMED_ROLES:
+        raise ConfigError(
+            "unknown task type",
+            source=variable,
+            path=path,
+            value=name,
+            expected="one of " + ", ".join(repr(n) for n in NAMED_ROLES),
+        )
+    return NAMED_ROLES[name]

@@ -1,0 +1,115 @@
+"""torch's env:// variables (MASTER_ADDR, MASTER_PORT, WORLD_SIZE, RANK) as Kubeflow sets them.
+
+Kubeflow's PyTorchJob gives one RANK per pod (master 0, worker i -> i+1) but sets
+WORLD_SIZE to pods x processes per pod (PET_NPROC_PER_NODE); read naively, two
+machines of 8 processes look like 16 machines. Here a replica is a pod, so the
+machine count is PET_NNODES, or WORLD_SIZE / PET_NPROC_PER_NODE. XGBoostJob adds
+the workers' hosts in WORKER_ADDRS and their port in WORKER_PORT.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from vtrain.cluster import fields
+from vtrain.cluster.build import checked
+from vtrain.cluster.info import ClusterInfo
+from vtrain.cluster.roles import CHIEF, WORKER
+from vtrain.errors import ConfigError, ConflictError
+
+_KUBEFLOW_MARKERS = ("PET_NNODES", "PET_NPROC_PER_NODE", "PET_MASTER_ADDR", "WORKER_ADDRS")
+
+
+def describes_cluster(environ: Mapping[str, str]) -> bool:
+    """True when RANK or WORLD_SIZE is set: MASTER_ADDR alone describes no cluster."""
+    return bool(environ.get("RANK") or environ.get("WORLD_SIZE"))
+
+
+def master_address(environ: Mapping[str, str]) -> str:
+    """MASTER_ADDR:MASTER_PORT, checked."""
+    host = environ.get("MASTER_ADDR", "")
+    port = environ.get("MASTER_PORT", "")
+    if not host or not port:
+        missing = " and ".join(
+            n for n, v in (("MASTER_ADDR", host), ("MASTER_PORT", port)) if not v
+        )
+        raise ConfigError(
+            "is not set, but RANK/WORLD_SIZE are",
+            source=missing,
+            expected="the chief's host in MASTER_ADDR and its port in MASTER_PORT",
+        )
+    if ":" in host and not host.startswith("["):
+        host = f"[{host}]"  # a bare IPv6 address
+    return fields.address("MASTER_ADDR:MASTER_PORT", "", f"{host}:{port}")
+
+
+def out_of_range(name: str, value: int, limit_name: str, limit: int) -> ConfigError:
+    """The error for a rank that is not below its world size."""
+    return ConfigError(
+        f"{value} is out of range for {limit_name} {limit}",
+        source=name,
+        value=value,
+        expected=f"a value from 0 to {limit - 1}",
+    )
+
+
+def read_torch_env(environ: Mapping[str, str]) -> ClusterInfo:
+    """A cluster from env:// variables; a replica is a machine (a pod)."""
+    why = "RANK or WORLD_SIZE is set"
+    world = fields.env_required_int(environ, "WORLD_SIZE", why, minimum=1)
+    rank = fields.env_required_int(environ, "RANK", why)
+    nproc = _nproc(environ)
+    nnodes = _nnodes(environ)
+    if nnodes is None:
+        if nproc and world % nproc:
+            raise ConflictError(
+                f"WORLD_SIZE {world} is not a multiple of PET_NPROC_PER_NODE {nproc}",
+                source="WORLD_SIZE",
+                value=world,
+            )
+        nnodes = world // nproc if nproc else world
+    elif nproc and world != nnodes * nproc:
+        raise ConflictError(
+            f"WORLD_SIZE {world} != PET_NNODES {nnodes} x PET_NPROC_PER_NODE {nproc}",
+            source="WORLD_SIZE",
+            value=world,
+        )
+    if nnodes > fields.MAX_REPLICAS:
+        raise ConfigError("implausibly large", source="WORLD_SIZE", value=world)
+    if rank >= nnodes:
+        raise out_of_range("RANK", rank, "machines (WORLD_SIZE / processes per machine)", nnodes)
+
+    return checked(
+        "RANK/WORLD_SIZE",
+        source="kubeflow" if any(environ.get(m) for m in _KUBEFLOW_MARKERS) else "torch_env",
+        cluster={CHIEF: (master_address(environ),), WORKER: _workers(environ, nnodes - 1)},
+        role=CHIEF if rank == 0 else WORKER,
+        index=0 if rank == 0 else rank - 1,
+        role_names={CHIEF: "master", WORKER: "worker"},
+        local_world_size=nproc,
+    )
+
+
+def _nproc(environ: Mapping[str, str]) -> int | None:
+    # "auto", "cpu" and "gpu" are resolved by torchrun inside the pod; unknown here.
+    text = environ.get("PET_NPROC_PER_NODE", "")
+    return fields.env_int(environ, "PET_NPROC_PER_NODE", minimum=1) if text.isdigit() else None
+
+
+def _nnodes(environ: Mapping[str, str]) -> int | None:
+    # Elastic jobs write "MIN:MAX"; the world is sized for MAX.
+    text = environ.get("PET_NNODES", "").strip()
+    if not text:
+        return None
+    upper = text.rpartition(":")[2]
+    return fields.env_int({"PET_NNODES": upper}, "PET_NNODES", minimum=1)
+
+
+def _workers(environ: Mapping[str, str], count: int) -> tuple[str | None, ...]:
+    hosts = [h.strip() for h in environ.get("WORKER_ADDRS", "").split(",") if h.strip()]
+    port = environ.get("WORKER_PORT", "")
+    if hosts and port and len(hosts) == count:
+        return tuple(
+            fields.address("WORKER_ADDRS", f"[{i}]", f"{h}:{port}") for i, h in enumerate(hosts)
+        )
+    return (None,) * count

@@ -1,0 +1,58 @@
+"""torchrun (torch.distributed.run / TorchElastic): one replica per process it launched.
+
+torchrun always sets TORCHELASTIC_RUN_ID, which is how it is told apart from
+Kubeflow's env:// variables, where a RANK names a whole machine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from vtrain.cluster import fields
+from vtrain.cluster.build import checked
+from vtrain.cluster.info import ClusterInfo
+from vtrain.cluster.roles import CHIEF, WORKER
+from vtrain.cluster.torch_env import master_address, out_of_range
+from vtrain.errors import ConfigError
+
+MARKER = "TORCHELASTIC_RUN_ID"
+
+
+def describes_cluster(environ: Mapping[str, str]) -> bool:
+    """True inside a process that torchrun started."""
+    return bool(environ.get(MARKER))
+
+
+def read_torchrun(environ: Mapping[str, str]) -> ClusterInfo:
+    """A cluster of torchrun's processes: rank 0 is the chief."""
+    why = f"{MARKER} is set, so torchrun should have set it"
+    world = fields.env_required_int(environ, "WORLD_SIZE", why, minimum=1)
+    rank = fields.env_required_int(environ, "RANK", why)
+    if world > fields.MAX_REPLICAS:
+        raise ConfigError("implausibly large", source="WORLD_SIZE", value=world)
+    if rank >= world:
+        raise out_of_range("RANK", rank, "WORLD_SIZE", world)
+    local_world = fields.env_int(environ, "LOCAL_WORLD_SIZE", minimum=1)
+    local_rank = fields.env_int(environ, "LOCAL_RANK")
+    if local_rank is not None and local_world is not None and local_rank >= local_world:
+        raise out_of_range("LOCAL_RANK", local_rank, "LOCAL_WORLD_SIZE", local_world)
+    return checked(
+        "torchrun",
+        source="torchrun",
+        cluster={CHIEF: (master_address(environ),), WORKER: (None,) * (world - 1)},
+        role=CHIEF if rank == 0 else WORKER,
+        index=0 if rank == 0 else rank - 1,
+        role_names={},  # torchrun has ranks, not roles
+        local_rank=local_rank,
+        local_world_size=local_world,
+        node_rank=fields.env_int(environ, "GROUP_RANK"),
+    )
+
+
+def process_fields(environ: Mapping[str, str]) -> dict[str, int | None]:
+    """torchrun's per-process facts, for a replica whose cluster came from CLUSTER_SPEC."""
+    return {
+        "local_rank": fields.env_int(environ, "LOCAL_RANK"),
+        "local_world_size": fields.env_int(environ, "LOCAL_WORLD_SIZE", minimum=1),
+        "node_rank": fields.env_int(environ, "GROUP_RANK"),
+    }
