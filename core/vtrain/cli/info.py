@@ -1,0 +1,71 @@
+"""`vtrain info`: what this replica is, as vtrain reads it from the environment."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from typing import Any
+
+from vtrain import plugins
+from vtrain.cluster import ClusterInfo
+from vtrain.context import RunContext
+from vtrain.redact import redact
+
+
+def add_parser(sub: Any) -> None:
+    """Register `vtrain info`."""
+    parser = sub.add_parser("info", help="show what this replica is: platform, role, rank, dirs")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.set_defaults(run=run)
+
+
+def describe(environ: Any = None) -> dict[str, Any]:
+    """Everything `vtrain info` shows, as one JSON-ready dict."""
+    env = os.environ if environ is None else environ
+    info = ClusterInfo.from_env(env)
+    context = RunContext.from_env(env, trial_id=info.trial_id)
+    result = info.to_dict()
+    result["dirs"] = context.dirs
+    result["job"] = redact(dict(info.job)) if info.job is not None else None
+    result["job_id"] = context.job_id
+    result["project_number"] = context.project_number
+    result["region"] = context.region
+    result["metric_file"] = context.metric_file
+    result["plugins"] = plugins.status(env)
+    return result
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the description, for a person or as JSON."""
+    described = describe()
+    if args.json:
+        print(json.dumps(described, sort_keys=True))
+        return 0
+    rank = described["rank"]
+    lines = [
+        f"platform     {described['source']}",
+        f"role         {described['role']} (as the platform calls it: "
+        f"{described['source_role']}), index {described['index']}",
+        f"rank         {'-' if rank is None else rank} of {described['world_size']} trainers"
+        + ("  [chief]" if described["is_chief"] else ""),
+        f"chief        {described['chief_address'] or '-'}",
+        f"trial        {described['trial_id'] or '-'}",
+        "cluster",
+        *(
+            f"  {role:<17}{', '.join(a or '?' for a in addresses)}"
+            for role, addresses in described["cluster"].items()
+        ),
+        "directories",
+        *(f"  {kind:<17}{path}" for kind, path in described["dirs"].items()),
+        f"metric file  {described['metric_file']}",
+        "plugins",
+        *(
+            f"  {name:<17}{'ready' if ok else 'framework not installed'}"
+            for name, ok in described["plugins"].items()
+        ),
+    ]
+    if not described["plugins"]:
+        lines.append("  (none installed)")
+    print("\n".join(lines))
+    return 0
