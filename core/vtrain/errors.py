@@ -75,13 +75,14 @@ class MissingExtraError(PluginError, ImportError):
     """An optional dependency is not installed; the message says which extra to install."""
 
     def __init__(self, what: str, extra: str, *, module: str | None = None) -> None:
-        # ImportError.__init__ is not called by ValueError's MRO; set its fields explicitly.
-        self.name = module
-        self.msg = ""
         super().__init__(
             f"{what} needs {module or extra!r}, which is not installed",
             hint=f'pip install "vtrain[{extra}]"',
         )
+        # ImportError.__init__ is not reached through ValueError; set what it would, and
+        # `msg`, which ImportError.__str__ prints.
+        self.name = module
+        self.msg = str(self.args[0])
 
 
 class StorageError(VtrainError):

@@ -55,7 +55,7 @@ def read_cluster_spec(text: str | bytes, variable: str = VARIABLE) -> ClusterInf
 def _required(variable: str, doc: Mapping[str, Any], key: str, prefix: str = "") -> Any:
     if key not in doc or doc[key] is None:
         raise ConfigError(
-            f"missing key {prefix}{key!r}",
+            f"missing key {prefix + key!r}",
             source=variable,
             expected='{"cluster": {…}, "task": {"type": …, "index": …}}',
         )

@@ -14,7 +14,7 @@ from vtrain.cluster.tf_config import read_tf_config
 from vtrain.cluster.torch_env import describes_cluster as torch_env_describes
 from vtrain.cluster.torch_env import read_torch_env
 from vtrain.context import check_trial_id
-from vtrain.errors import ConflictError, UsageError
+from vtrain.errors import ConfigError, ConflictError, UsageError
 
 Reader = Callable[[Mapping[str, str]], ClusterInfo]
 
@@ -57,7 +57,14 @@ def detect(environ: Mapping[str, str]) -> ClusterInfo:
         )
     info = None
     for name, present, read in SOURCES:
-        if (name == forced) or (not forced and present(environ)):
+        if name == forced and not present(environ):
+            raise ConfigError(
+                f"asks for the {name} source, but it describes no cluster here",
+                source=OVERRIDE,
+                value=forced,
+                hint="set that source's variables, or unset " + OVERRIDE,
+            )
+        if present(environ) and (name == forced or not forced):
             info = read(environ)
             break
     if info is None:

@@ -1,0 +1,44 @@
+"""Test sessions: the core without any framework, lint, and one session per framework.
+
+`nox` runs them all (the README's test command, and what CI runs).
+"""
+
+from __future__ import annotations
+
+import nox
+
+nox.options.error_on_missing_interpreters = True
+nox.options.reuse_existing_virtualenvs = True
+
+CONSTRAINTS = ("-c", "tests/constraints.txt")
+
+# framework -> the extras its session installs and the test folders it runs.
+# Each framework plugin adds its row; MXNet gets a row of its own because it needs numpy<1.24.
+FRAMEWORKS: dict[str, dict[str, list[str]]] = {}
+
+
+@nox.session
+def core(session: nox.Session) -> None:
+    """The core, the local cluster, storage and tuning: no framework installed."""
+    session.install(*CONSTRAINTS, "-e", ".[test,tune]")
+    session.run("pytest", "tests/core", *session.posargs)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """ruff on everything, mypy (strict) on the core."""
+    session.install(*CONSTRAINTS, "ruff", "mypy", "-e", ".")
+    session.run("ruff", "check", ".")
+    session.run("mypy")
+
+
+if FRAMEWORKS:
+
+    @nox.session
+    @nox.parametrize("framework", sorted(FRAMEWORKS))
+    def framework(session: nox.Session, framework: str) -> None:
+        """One framework's plugin, with the real framework installed."""
+        row = FRAMEWORKS[framework]
+        extras = ",".join(["test", *row["extras"]])
+        session.install(*CONSTRAINTS, "-e", f".[{extras}]")
+        session.run("pytest", *row["tests"], *session.posargs)

@@ -1,0 +1,65 @@
+"""Every environment of PLATFORM.md gives the role, index and rank it has on that platform."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from platform_examples import EXAMPLES, Example
+
+from vtrain import ClusterInfo
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda e: e.name)
+def test_example_reads_as_the_platform_means_it(example: Example) -> None:
+    info = ClusterInfo.from_env(example.env)
+    assert (info.source, info.role, info.index) == (example.source, example.role, example.index)
+    assert info.rank == example.rank
+    assert info.world_size == info.num_trainers == example.world_size
+    assert info.is_chief is example.is_chief
+    assert info.chief_address == example.chief_address
+    assert info.trial_id == example.trial_id
+
+
+def test_ranks_of_a_whole_vertex_cluster_are_a_permutation() -> None:
+    from platform_examples import VERTEX_CLUSTER, cluster_spec
+
+    ranks = []
+    for pool, role in (("workerpool0", "chief"), ("workerpool1", "worker")):
+        for i in range(len(VERTEX_CLUSTER[pool])):
+            info = ClusterInfo.from_env({"CLUSTER_SPEC": cluster_spec(VERTEX_CLUSTER, pool, i)})
+            assert info.role == role
+            ranks.append(info.rank)
+    assert ranks == [0, 1, 2]
+
+
+def test_the_value_is_frozen_all_the_way_down() -> None:
+    info = ClusterInfo.from_env(EXAMPLES[1].env)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        info.role = "worker"  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        info.cluster["chief"] = ("x:1",)  # type: ignore[index]
+    with pytest.raises(TypeError):
+        info.job["x"] = 1  # type: ignore[index]
+
+
+def test_source_role_keeps_the_platforms_own_name() -> None:
+    names = {e.name: ClusterInfo.from_env(e.env).source_role for e in EXAMPLES}
+    assert names["ai platform master"] == "master"
+    assert names["vertex worker 1, tuning trial"] == "workerpool1"
+    assert names["TF_CONFIG master (AI Platform default)"] == "master"
+
+
+def test_unknown_addresses_stay_unknown_but_counted() -> None:
+    info = ClusterInfo.from_env(
+        {"TORCHELASTIC_RUN_ID": "j", "RANK": "0", "WORLD_SIZE": "3",
+         "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "29500"}
+    )  # fmt: skip
+    assert info.cluster["worker"] == (None, None)
+    assert info.address == "127.0.0.1:29500" and info.is_distributed
+
+
+def test_single_process_is_a_cluster_of_one() -> None:
+    info = ClusterInfo.from_env({})
+    assert info == ClusterInfo.single()
+    assert not info.is_distributed and info.is_trainer and info.rank == 0

@@ -1,0 +1,93 @@
+"""`vtrain info`, run as a real command for every platform example."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from platform_examples import EXAMPLES, VERTEX_CLUSTER, Example, cluster_spec
+
+# Only what a replica would see: no variable of the developer's own shell leaks in.
+BASE_ENV = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
+
+
+def vtrain(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "vtrain", *args],
+        env={**BASE_ENV, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda e: e.name)
+def test_info_json_gives_the_platforms_role_and_rank(example: Example, tmp_path: object) -> None:
+    done = vtrain("info", "--json", env={**example.env, "VTRAIN_OUTPUT_DIR": str(tmp_path)})
+    assert done.returncode == 0, done.stderr
+    shown = json.loads(done.stdout)
+    assert shown["source"] == example.source
+    assert (shown["role"], shown["index"], shown["rank"]) == (
+        example.role,
+        example.index,
+        example.rank,
+    )
+    assert shown["world_size"] == example.world_size
+    assert shown["is_chief"] is example.is_chief
+    assert shown["chief_address"] == example.chief_address
+    assert shown["trial_id"] == example.trial_id
+    assert set(shown["dirs"]) == {"model", "checkpoint", "tensorboard"}
+    assert isinstance(shown["plugins"], dict)
+    assert all(isinstance(a, list) for a in shown["cluster"].values())
+
+
+def test_info_for_a_person_names_platform_role_rank_and_dirs() -> None:
+    env = {"CLUSTER_SPEC": cluster_spec(VERTEX_CLUSTER, "workerpool1", 1, trial="4")}
+    done = vtrain("info", env=env)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "platform     vertex" in out
+    assert "role         worker (as the platform calls it: workerpool1), index 1" in out
+    assert "rank         2 of 3 trainers" in out
+    assert "cmle-training-workerpool3-ab-2:2222" in out
+    assert os.path.join("4", "checkpoints") in out
+
+
+def test_bad_input_exits_non_zero_with_the_message_and_no_traceback() -> None:
+    done = vtrain("info", "--json", env={"TF_CONFIG": '{"cluster": {"worker": ["w"]}}'})
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert "TF_CONFIG: cluster.worker[0]: address has no port (got 'w')" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_credentials_in_the_job_spec_are_never_printed() -> None:
+    job = {
+        "workerPoolSpecs": [
+            {
+                "containerSpec": {
+                    "imageUri": "gcr.io/p/trainer",
+                    "env": [
+                        {"name": "WANDB_API_KEY", "value": "k-123456"},
+                        {"name": "DB_PASSWORD", "value": "hunter2"},
+                        {"name": "LEARNING_RATE", "value": "0.1"},
+                    ],
+                    "args": ["--auth_token=tok-987", "--epochs=3"],
+                },
+                "serviceAccountToken": "ya29.secret",
+            }
+        ]
+    }
+    env = {"CLUSTER_SPEC": cluster_spec({"workerpool0": ["c:1"]}, "workerpool0", 0, job=job)}
+    for args in (["info", "--json"], ["info"]):
+        done = vtrain(*args, env={**env, "HF_TOKEN": "hf_abcdef"})
+        assert done.returncode == 0, done.stderr
+        for secret in ("k-123456", "hunter2", "tok-987", "ya29.secret", "hf_abcdef"):
+            assert secret not in done.stdout
+    shown = json.loads(vtrain("info", "--json", env=env).stdout)
+    container = shown["job"]["workerPoolSpecs"][0]["containerSpec"]
+    assert {"name": "LEARNING_RATE", "value": "0.1"} in container["env"]
+    assert "--epochs=3" in container["args"] and "--auth_token=***" in container["args"]

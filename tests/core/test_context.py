@@ -1,0 +1,88 @@
+"""The run context: directories laid out as baseOutputDirectory is, data, ids, metric file."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from vtrain import ConfigError, RunContext
+from vtrain.errors import ErrorList
+
+
+def test_platform_directories_are_used_as_given() -> None:
+    env = {
+        "AIP_MODEL_DIR": "gs://b/out/3/model/",
+        "AIP_CHECKPOINT_DIR": "gs://b/out/3/checkpoints/",
+        "AIP_TENSORBOARD_LOG_DIR": "gs://b/out/3/logs/",
+        "CLOUD_ML_TRIAL_ID": "3",
+    }
+    ctx = RunContext.from_env(env)
+    assert ctx.dirs == {
+        "model": "gs://b/out/3/model/",
+        "checkpoint": "gs://b/out/3/checkpoints/",
+        "tensorboard": "gs://b/out/3/logs/",
+    }
+    assert ctx.base_output_dir is None and ctx.trial_id == "3"
+
+
+def test_local_defaults_mirror_the_platform_layout(tmp_path: os.PathLike[str]) -> None:
+    ctx = RunContext.from_env({"VTRAIN_OUTPUT_DIR": str(tmp_path)})
+    assert ctx.model_dir == os.path.join(tmp_path, "model") + os.sep
+    assert ctx.checkpoint_dir == os.path.join(tmp_path, "checkpoints") + os.sep
+    assert ctx.tensorboard_dir == os.path.join(tmp_path, "logs") + os.sep
+    trial = RunContext.from_env({"VTRAIN_OUTPUT_DIR": str(tmp_path), "CLOUD_ML_TRIAL_ID": "12"})
+    assert trial.model_dir == os.path.join(tmp_path, "12", "model") + os.sep
+    # A trial id from CLUSTER_SPEC is passed in, and wins.
+    passed = RunContext.from_env({"VTRAIN_OUTPUT_DIR": str(tmp_path)}, trial_id="5")
+    assert passed.checkpoint_dir == os.path.join(tmp_path, "5", "checkpoints") + os.sep
+
+
+def test_defaults_fill_only_what_the_platform_left_unset(tmp_path: os.PathLike[str]) -> None:
+    ctx = RunContext.from_env({"AIP_MODEL_DIR": "/gcs/b/model/", "VTRAIN_OUTPUT_DIR": str(tmp_path)})
+    assert ctx.model_dir == "/gcs/b/model/"
+    assert ctx.checkpoint_dir.startswith(str(tmp_path))
+
+
+def test_the_rest_of_the_job_facts() -> None:
+    env = {
+        "AIP_TRAINING_DATA_URI": "gs://b/data/training-*.jsonl",
+        "AIP_VALIDATION_DATA_URI": "gs://b/data/validation-*.jsonl",
+        "AIP_TEST_DATA_URI": "bq://p.d.test",
+        "AIP_DATA_FORMAT": "jsonl",
+        "CLOUD_ML_PROJECT_ID": "123456789012",
+        "CLOUD_ML_JOB_ID": "job-1",
+        "CLOUD_ML_REGION": "us-central1",
+        "CLOUD_ML_HP_METRIC_FILE": "/tmp/m/out.metrics",
+        "CLOUD_ML_HP_METRIC_TAG": "accuracy",
+    }
+    ctx = RunContext.from_env(env)
+    assert ctx.training_data_uri == "gs://b/data/training-*.jsonl"
+    assert ctx.validation_data_uri == "gs://b/data/validation-*.jsonl"
+    assert ctx.test_data_uri == "bq://p.d.test"
+    assert (ctx.data_format, ctx.project_number) == ("jsonl", "123456789012")
+    assert (ctx.job_id, ctx.region) == ("job-1", "us-central1")
+    assert (ctx.metric_file, ctx.metric_tag) == ("/tmp/m/out.metrics", "accuracy")
+    default = RunContext.from_env({})
+    assert default.metric_file == "/tmp/hypertune/output.metrics"
+    assert default.metric_tag == "training/hptuning/metric"
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"AIP_DATA_FORMAT": "parquet"}, r"AIP_DATA_FORMAT: unknown data format \(got 'parquet'\)"),
+        ({"CLOUD_ML_PROJECT_ID": "my-project"}, r"CLOUD_ML_PROJECT_ID: not a project number"),
+        ({"CLOUD_ML_TRIAL_ID": ".."}, r"CLOUD_ML_TRIAL_ID: trial id is not a plain folder name"),
+    ],
+)
+def test_bad_values_are_named(env: dict[str, str], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        RunContext.from_env(env)
+
+
+def test_several_bad_values_are_reported_together() -> None:
+    with pytest.raises(ErrorList) as caught:
+        RunContext.from_env({"AIP_DATA_FORMAT": "xml", "CLOUD_ML_PROJECT_ID": "p"})
+    assert "AIP_DATA_FORMAT" in str(caught.value) and "CLOUD_ML_PROJECT_ID" in str(caught.value)
+    assert len(caught.value.errors) == 2

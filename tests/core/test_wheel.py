@@ -1,0 +1,63 @@
+"""The built wheel, installed into a fresh venv, really has the console script and entry points."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tomllib
+import venv
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("dist")
+    # --no-isolation: build with the hatchling already installed, no download at test time.
+    subprocess.run(
+        [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out), str(ROOT)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    (found,) = out.glob("vtrain-*.whl")
+    return found
+
+
+def test_wheel_installs_and_runs_vtrain_info(wheel: Path, tmp_path: Path) -> None:
+    env_dir = tmp_path / "venv"
+    venv.create(env_dir, with_pip=True)
+    python = env_dir / "bin" / "python"
+    # The core has no dependencies, so --no-deps installs all it needs, offline.
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "-q", "--no-deps", str(wheel)], check=True, timeout=300
+    )
+    done = subprocess.run(
+        [str(env_dir / "bin" / "vtrain"), "info", "--json"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,  # not the source tree: the installed copy must be the one that runs
+        env={"PATH": str(env_dir / "bin"), "TF_CONFIG": '{"cluster": {"chief": ["c:1"], '
+             '"worker": ["w:1"]}, "task": {"type": "worker", "index": 0}}'},
+        check=True,
+    )  # fmt: skip
+    shown = json.loads(done.stdout)
+    assert (shown["role"], shown["rank"], shown["world_size"]) == ("worker", 1, 2)
+
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    listed = subprocess.run(
+        [str(python), "-c", "import json\nfrom importlib.metadata import entry_points as e\n"
+         "print(json.dumps({p.name: p.value for p in e(group='vtrain.plugins')}))"],
+        capture_output=True, text=True, check=True, cwd=tmp_path,
+    )  # fmt: skip
+    assert json.loads(listed.stdout) == declared.get("entry-points", {}).get("vtrain.plugins", {})
+    assert set(shown["plugins"]) == set(json.loads(listed.stdout))
+    where = subprocess.run(
+        [str(python), "-c", "import vtrain; print(vtrain.__file__)"],
+        capture_output=True, text=True, check=True, cwd=tmp_path,
+    )  # fmt: skip
+    assert str(env_dir) in where.stdout
