@@ -1,0 +1,110 @@
+"""`vtrain local run`: rehearse a multi-replica job on this machine."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from vtrain.local.plan import DEFAULT_GRACE_SECONDS, DEFAULT_MAX_RESTARTS, PLATFORMS
+
+_EXAMPLE = """\
+examples:
+  vtrain local run --workers 2 -- python train.py --epochs 3
+  vtrain local run --workers 1 --ps 1 --kill worker:0@5 -- python train.py
+  vtrain local run --platform torchrun --workers 3 -- python train_torch.py
+
+Each replica gets the environment its platform would give it (CLUSTER_SPEC,
+TF_CONFIG, AIP_* directories, CLOUD_ML_* ids, or the kubeflow/torchrun
+variables) and a free port on 127.0.0.1. The job succeeds when the chief
+exits 0; the other replicas are then stopped. A replica that fails, or that
+--kill kills, is restarted from the beginning on the same address.
+"""
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register `local` and its `run` sub-command."""
+    local = subparsers.add_parser(
+        "local",
+        help="rehearse a multi-replica job on this machine",
+        description="Rehearse a multi-replica job on this machine.",
+    )
+    sub = local.add_subparsers(dest="local_command", metavar="COMMAND", required=True)
+    run = sub.add_parser(
+        "run",
+        help="run one process per replica, as the platform would",
+        description="Run COMMAND once per replica, each with its platform's environment.",
+        epilog=_EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    run.add_argument("--workers", type=int, default=0, metavar="N", help="workers (default 0)")
+    run.add_argument("--ps", type=int, default=0, metavar="M", help="parameter servers")
+    run.add_argument("--evaluators", type=int, default=0, metavar="K", help="evaluators")
+    run.add_argument(
+        "--platform", default="vertex", choices=PLATFORMS, help="whose environment to give"
+    )
+    run.add_argument(
+        "--use-chief",
+        action="store_true",
+        help="AI Platform: name the chief 'chief' in TF_CONFIG (useChiefInTfConfig)",
+    )
+    run.add_argument(
+        "--output-dir",
+        metavar="DIR",
+        help="the job's base output folder (default ./vtrain-output/local/JOB_ID)",
+    )
+    run.add_argument("--job-id", metavar="ID", help="CLOUD_ML_JOB_ID (default: made up)")
+    run.add_argument("--trial", metavar="ID", help="run as this hyperparameter-tuning trial")
+    run.add_argument(
+        "--max-restarts",
+        type=int,
+        default=DEFAULT_MAX_RESTARTS,
+        metavar="N",
+        help=f"restarts of a failing replica before the job fails (default {DEFAULT_MAX_RESTARTS})",
+    )
+    run.add_argument(
+        "--restart-job-on-worker-restart",
+        action="store_true",
+        help="restart every replica together when one fails (always so with torchrun)",
+    )
+    run.add_argument(
+        "--kill",
+        action="append",
+        default=[],
+        metavar="ROLE:INDEX@SECONDS[:SIGNAL]",
+        help="kill that replica that many seconds in (SIGKILL; :TERM for a preemption)",
+    )
+    run.add_argument(
+        "--timeout", type=float, metavar="SECONDS", help="stop the job and fail after this long"
+    )
+    run.add_argument(
+        "--grace",
+        type=float,
+        default=DEFAULT_GRACE_SECONDS,
+        metavar="SECONDS",
+        help=f"from SIGTERM to SIGKILL when stopping a replica (default {DEFAULT_GRACE_SECONDS:g})",
+    )
+    run.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS...]")
+    run.set_defaults(run=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    # Imported here: `vtrain local --help` need not load the launcher.
+    from vtrain.local import Plan, run_job
+
+    plan = Plan.from_options(
+        args.command,
+        platform=args.platform,
+        workers=args.workers,
+        ps=args.ps,
+        evaluators=args.evaluators,
+        use_chief=args.use_chief,
+        output_dir=args.output_dir,
+        job_id=args.job_id,
+        trial_id=args.trial,
+        max_restarts=args.max_restarts,
+        restart_job=args.restart_job_on_worker_restart,
+        kills=args.kill,
+        timeout=args.timeout,
+        grace=args.grace,
+    )
+    return run_job(plan).status

@@ -1,0 +1,83 @@
+"""What a person sees of a local job: each replica's lines under its name, and its log file.
+
+Every line a replica prints goes to the terminal prefixed with the replica's
+name (coloured when the terminal is a terminal and NO_COLOR is unset), and,
+as printed, to ``<output>/replica-logs/<name>.log`` -- beside, not inside, the
+TensorBoard folder, which the job itself writes.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import BinaryIO, TextIO
+
+# Cyan, yellow, magenta, green, blue, then the bright ones; red is kept for vtrain's own notes.
+_COLOURS = ("36", "33", "35", "32", "34", "96", "93", "95", "92", "94")
+_NOTE_COLOUR = "1;31"
+NOTE_NAME = "vtrain"
+
+
+def log_path(output_dir: str, name: str) -> str:
+    """The log file of replica `name` in a job writing to `output_dir`."""
+    return os.path.join(output_dir, "replica-logs", f"{name}.log")
+
+
+def use_colour(stream: TextIO) -> bool:
+    """True when `stream` is a terminal and the user has not asked for NO_COLOR."""
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty()) and "NO_COLOR" not in os.environ
+
+
+class Output:
+    """Writes replica lines, prefixed, to a stream and to one log file per replica."""
+
+    def __init__(
+        self,
+        names: Sequence[str],
+        output_dir: str,
+        stream: TextIO,
+        *,
+        colour: bool | None = None,
+    ) -> None:
+        self._stream = stream
+        self._colour = use_colour(stream) if colour is None else colour
+        width = max(len(n) for n in (*names, NOTE_NAME))
+        self._prefix = {
+            n: self._paint(f"{n:<{width}} | ", _COLOURS[i % len(_COLOURS)])
+            for i, n in enumerate(names)
+        }
+        self._prefix[NOTE_NAME] = self._paint(f"{NOTE_NAME:<{width}} | ", _NOTE_COLOUR)
+        os.makedirs(os.path.dirname(log_path(output_dir, "x")), exist_ok=True)
+        self._logs: dict[str, BinaryIO] = {n: open(log_path(output_dir, n), "wb") for n in names}
+
+    def _paint(self, text: str, colour: str) -> str:
+        return f"\033[{colour}m{text}\033[0m" if self._colour else text
+
+    def line(self, name: str, data: bytes) -> None:
+        """One line (without its newline) that replica `name` printed."""
+        self._logs[name].write(data + b"\n")
+        text = data.decode("utf-8", "replace").rstrip("\r")
+        self._stream.write(f"{self._prefix[name]}{text}\n")
+
+    def note(self, text: str, replica: str | None = None) -> None:
+        """vtrain's own message; also written to the log of `replica` when one is named."""
+        if replica is not None:
+            self._logs[replica].write(f"[vtrain] {text}\n".encode())
+        self._stream.write(f"{self._prefix[NOTE_NAME]}{text}\n")
+
+    def write(self, text: str) -> None:
+        """Text as it is (the summary table)."""
+        self._stream.write(text)
+
+    def flush(self) -> None:
+        """Push out what was written so far."""
+        self._stream.flush()
+        for log in self._logs.values():
+            log.flush()
+
+    def close(self) -> None:
+        """Flush and close the log files."""
+        self.flush()
+        for log in self._logs.values():
+            log.close()

@@ -1,0 +1,245 @@
+"""The plan of a local job: which replicas, which platform, which faults, what to run.
+
+`Plan.from_options` checks every argument before anything starts and reports all
+the bad ones together, each naming the argument, the value and what was expected.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from vtrain.cluster.roles import CHIEF, EVALUATOR, PS, WORKER
+from vtrain.context import check_trial_id
+from vtrain.errors import UsageError, VtrainError, raise_all
+
+PLATFORMS = ("vertex", "aiplatform", "kubeflow", "torchrun")
+# Vertex and AI Platform restart a failing replica up to five times before the job fails.
+DEFAULT_MAX_RESTARTS = 5
+DEFAULT_GRACE_SECONDS = 5.0
+LOOPBACK = "127.0.0.1"
+LOCAL_ROLES = (CHIEF, WORKER, PS, EVALUATOR)
+
+# The job id names the default output folder: refuse anything that could climb out of it.
+_JOB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+_KILL = re.compile(r"(?P<role>[a-z]+):(?P<index>\d+)@(?P<seconds>[0-9.]+)(?::(?P<signal>\w+))?")
+
+
+@dataclass(frozen=True)
+class Replica:
+    """One replica of the job: its normalized role, its index in that role, its loopback port."""
+
+    role: str
+    index: int
+    port: int = 0
+
+    @property
+    def name(self) -> str:
+        """The replica's display name, e.g. ``worker-1``."""
+        return f"{self.role}-{self.index}"
+
+    @property
+    def address(self) -> str:
+        """``127.0.0.1:PORT``, the address every platform variable names for this replica."""
+        return f"{LOOPBACK}:{self.port}"
+
+
+@dataclass(frozen=True)
+class Kill:
+    """A fault to inject: send `signal` to replica `role`-`index` `seconds` after the job starts."""
+
+    role: str
+    index: int
+    seconds: float
+    signal: signal.Signals = signal.SIGKILL
+
+    @classmethod
+    def parse(cls, text: str) -> Kill:
+        """Read ``ROLE:INDEX@SECONDS[:SIGNAL]``, e.g. ``worker:0@5`` or ``ps:0@2.5:TERM``."""
+        match = _KILL.fullmatch(text)
+        expected = "ROLE:INDEX@SECONDS[:SIGNAL], e.g. worker:0@5 or worker:0@5:TERM"
+        if match is None:
+            raise UsageError("not a kill", source="--kill", value=text, expected=expected)
+        role = match["role"]
+        if role not in LOCAL_ROLES:
+            raise UsageError(
+                "unknown role", source="--kill", value=text, expected=" or ".join(LOCAL_ROLES)
+            )
+        try:
+            seconds = float(match["seconds"])
+        except ValueError:
+            raise UsageError(
+                "the time is not a number", source="--kill", value=text, expected=expected
+            ) from None
+        name = (match["signal"] or "KILL").upper()
+        name = name if name.startswith("SIG") else "SIG" + name
+        try:
+            sig = signal.Signals[name]
+        except KeyError:
+            raise UsageError(
+                "unknown signal", source="--kill", value=text, expected="KILL, TERM, INT or HUP"
+            ) from None
+        return cls(role=role, index=int(match["index"]), seconds=seconds, signal=sig)
+
+    @property
+    def replica_name(self) -> str:
+        """The name of the replica this kill is aimed at."""
+        return f"{self.role}-{self.index}"
+
+    def __str__(self) -> str:
+        return f"{self.role}:{self.index}@{self.seconds:g}:{self.signal.name[3:]}"
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A checked local job. Build one with `from_options`."""
+
+    command: tuple[str, ...]
+    output_dir: str
+    """Absolute; plays the job's `baseOutputDirectory`."""
+    job_id: str
+    platform: str = "vertex"
+    workers: int = 0
+    ps: int = 0
+    evaluators: int = 0
+    use_chief: bool = False
+    trial_id: str | None = None
+    max_restarts: int = DEFAULT_MAX_RESTARTS
+    restart_job: bool = False
+    kills: tuple[Kill, ...] = ()
+    timeout: float | None = None
+    grace: float = DEFAULT_GRACE_SECONDS
+
+    @classmethod
+    def from_options(
+        cls,
+        command: Sequence[str],
+        *,
+        platform: str = "vertex",
+        workers: int = 0,
+        ps: int = 0,
+        evaluators: int = 0,
+        use_chief: bool = False,
+        output_dir: str | None = None,
+        job_id: str | None = None,
+        trial_id: str | None = None,
+        max_restarts: int = DEFAULT_MAX_RESTARTS,
+        restart_job: bool = False,
+        kills: Iterable[str | Kill] = (),
+        timeout: float | None = None,
+        grace: float = DEFAULT_GRACE_SECONDS,
+    ) -> Plan:
+        """Check every option and build the plan; all problems are raised together."""
+        errors: list[VtrainError] = []
+
+        def bad(argument: str, problem: str, value: object, expected: str) -> None:
+            errors.append(UsageError(problem, source=argument, value=value, expected=expected))
+
+        if platform not in PLATFORMS:
+            bad("--platform", "unknown platform", platform, " or ".join(PLATFORMS))
+        for argument, count in (("--workers", workers), ("--ps", ps), ("--evaluators", evaluators)):
+            if count < 0:
+                bad(argument, "a replica count cannot be negative", count, "0 or more")
+        if max_restarts < 0:
+            bad("--max-restarts", "cannot be negative", max_restarts, "0 or more")
+        if timeout is not None and not timeout > 0:
+            bad("--timeout", "must be positive", timeout, "seconds > 0")
+        if not grace >= 0:
+            bad("--grace", "cannot be negative", grace, "seconds >= 0")
+        if platform == "torchrun" and (ps or evaluators):
+            bad(
+                "--ps/--evaluators",
+                "torchrun starts trainers only",
+                {"ps": ps, "evaluators": evaluators},
+                "0 with --platform torchrun",
+            )
+        if use_chief and platform != "aiplatform":
+            bad("--use-chief", "only AI Platform names its chief master", platform, "aiplatform")
+        if trial_id is not None and platform in ("kubeflow", "torchrun"):
+            bad("--trial", "this platform has no trial id", platform, "vertex or aiplatform")
+        if trial_id is not None:
+            try:
+                trial_id = check_trial_id(trial_id, "--trial")
+            except VtrainError as e:
+                errors.append(UsageError(e.problem, source="--trial", value=trial_id,
+                                         expected=e.expected))
+        if job_id is None:
+            job_id = time.strftime("local-%Y%m%d-%H%M%S-") + str(os.getpid())
+        elif not _JOB_ID.fullmatch(job_id) or ".." in job_id:
+            bad("--job-id", "not a plain folder name", job_id, "letters, digits, '.', '_' or '-'")
+
+        command = list(command)
+        if command[:1] == ["--"]:
+            command = command[1:]
+        if not command or not command[0]:
+            bad("COMMAND", "no command to run", command,
+                "a command after --, e.g. -- python train.py")
+        elif shutil.which(command[0]) is None:
+            bad("COMMAND", "not an executable file or a command on PATH", command[0],
+                "a program every replica can run")
+
+        checked: list[Kill] = []
+        for kill in kills:
+            try:
+                checked.append(kill if isinstance(kill, Kill) else Kill.parse(kill))
+            except VtrainError as e:
+                errors.append(e)
+        counts = {CHIEF: 1, WORKER: workers, PS: ps, EVALUATOR: evaluators}
+        for kill in checked:
+            if kill.index >= counts[kill.role]:
+                bad("--kill", "no such replica", str(kill),
+                    f"a {kill.role} index below {max(counts[kill.role], 0)} "
+                    f"(the job has {max(counts[kill.role], 0)} {kill.role} replicas)")
+
+        base = output_dir if output_dir is not None else os.path.join("vtrain-output", "local", job_id)
+        base = os.path.abspath(base)
+        if os.path.exists(base) and not os.path.isdir(base):
+            bad("--output-dir", "exists and is not a folder", output_dir, "a folder or a new path")
+        raise_all(errors)
+
+        return cls(
+            command=tuple(command),
+            output_dir=base,
+            job_id=job_id,
+            platform=platform,
+            workers=workers,
+            ps=ps,
+            evaluators=evaluators,
+            use_chief=use_chief,
+            trial_id=trial_id,
+            max_restarts=max_restarts,
+            # torchrun restarts all its workers together when one fails; so does its rehearsal.
+            restart_job=restart_job or platform == "torchrun",
+            kills=tuple(sorted(checked, key=lambda k: k.seconds)),
+            timeout=timeout,
+            grace=grace,
+        )
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """Replicas per role, chief first."""
+        return {CHIEF: 1, WORKER: self.workers, PS: self.ps, EVALUATOR: self.evaluators}
+
+    @property
+    def size(self) -> int:
+        """How many replicas the job has."""
+        return sum(self.counts.values())
+
+    @property
+    def trial_dir(self) -> str:
+        """The output folder of this trial: ``<output>/<trial>`` under tuning, else ``<output>``."""
+        return os.path.join(self.output_dir, self.trial_id) if self.trial_id else self.output_dir
+
+    def replicas(self, ports: Sequence[int] = ()) -> tuple[Replica, ...]:
+        """Every replica in rank order (chief, workers, ps, evaluators), given the ports in order."""
+        roles = [(role, i) for role, n in self.counts.items() for i in range(n)]
+        if ports and len(ports) != len(roles):
+            raise ValueError(f"{len(ports)} ports for {len(roles)} replicas")
+        return tuple(
+            Replica(role, i, ports[n] if ports else 0) for n, (role, i) in enumerate(roles)
+        )

@@ -1,0 +1,93 @@
+"""Free loopback ports, held for a run's whole life so that concurrent runs never share one.
+
+A port is ours when a bind to it succeeds *and* we hold an exclusive lock on a
+file named for it in a per-user folder. The bind proves nobody listens there
+now; the lock tells every other vtrain run that the port is taken even while
+the replica that owns it is between a crash and its restart.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import random
+import socket
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from vtrain.errors import LaunchError
+from vtrain.local.plan import LOOPBACK
+
+_MAX_TRIES = 2000
+
+
+def lock_dir() -> str:
+    """The per-user folder holding one lock file per reserved port."""
+    return os.path.join(tempfile.gettempdir(), f"vtrain-ports-{os.getuid()}")
+
+
+def candidate_range() -> tuple[int, int]:
+    """Ports to pick from: below the kernel's ephemeral range, which outgoing connections use.
+
+    A port the kernel may hand to any outgoing connection could be taken while a
+    crashed replica restarts; below that range only explicit binds compete.
+    """
+    low = 32768
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            low = int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        pass
+    return (10000, low) if low > 12000 else (low, 65536)
+
+
+def _bindable(port: int, host: str) -> bool:
+    # No SO_REUSEADDR: a port with connections in TIME_WAIT is refused too.
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+@contextmanager
+def reserve_ports(
+    count: int, *, host: str = LOOPBACK, folder: str | None = None
+) -> Iterator[tuple[int, ...]]:
+    """Reserve `count` distinct free ports on `host` until the block exits."""
+    folder = folder or lock_dir()
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    low, high = candidate_range()
+    rng = random.Random()  # seeded from os.urandom: concurrent runs start at different ports
+    held: dict[int, int] = {}  # port -> lock file descriptor
+    try:
+        for _ in range(_MAX_TRIES):
+            if len(held) == count:
+                break
+            port = rng.randrange(low, high)
+            if port in held:
+                continue
+            fd = os.open(os.path.join(folder, f"{port}.lock"), os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(fd)
+                continue
+            if not _bindable(port, host):
+                os.close(fd)
+                continue
+            held[port] = fd
+        if len(held) < count:
+            raise LaunchError(
+                f"found only {len(held)} free ports on {host} in {_MAX_TRIES} tries",
+                value=count,
+                expected=f"{count} free ports between {low} and {high - 1}",
+                hint="stop other local jobs, or run fewer replicas",
+            )
+        yield tuple(held)
+    finally:
+        # Closing the descriptor drops the lock; the small file stays for the next run.
+        for fd in held.values():
+            os.close(fd)

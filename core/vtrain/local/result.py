@@ -1,0 +1,75 @@
+"""How a local job ended, replica by replica, and the summary table printed at its end."""
+
+from __future__ import annotations
+
+import signal
+from dataclasses import dataclass
+
+SUCCEEDED = "succeeded"
+FAILED = "failed"
+TIMED_OUT = "timed out"
+INTERRUPTED = "interrupted"
+EXIT_TIMEOUT = 124  # as timeout(1) says it
+
+
+def describe_exit(code: int | None) -> str:
+    """An exit status as a person reads it: ``0``, ``3``, ``SIGKILL``; ``-`` when still unknown."""
+    if code is None:
+        return "-"
+    if code < 0:
+        try:
+            return signal.Signals(-code).name
+        except ValueError:
+            return f"signal {-code}"
+    return str(code)
+
+
+def shell_status(code: int) -> int:
+    """The status a shell would report for `code` (a signal -N becomes 128+N)."""
+    return 128 - code if code < 0 else code
+
+
+@dataclass(frozen=True)
+class ReplicaResult:
+    """One replica at the end of the job."""
+
+    name: str
+    restarts: int
+    exit_code: int | None
+    """The last run's exit code; negative for a signal, as in `subprocess`."""
+    stopped: bool
+    """True when vtrain stopped it at the end of the job (it did not exit on its own)."""
+    wall_seconds: float
+
+    @property
+    def status(self) -> str:
+        """The exit status column: ``0``, ``1``, ``SIGTERM (stopped)``..."""
+        text = describe_exit(self.exit_code)
+        return f"{text} (stopped)" if self.stopped else text
+
+
+@dataclass(frozen=True)
+class JobResult:
+    """The job's outcome, its exit status and each replica's."""
+
+    outcome: str
+    status: int
+    replicas: tuple[ReplicaResult, ...]
+    reason: str = ""
+
+    def table(self) -> str:
+        """The summary table: replica, restarts, exit status, wall time."""
+        head = ("replica", "restarts", "exit status", "wall time")
+        rows = [
+            (r.name, str(r.restarts), r.status, f"{r.wall_seconds:.1f} s") for r in self.replicas
+        ]
+        widths = [max(len(row[i]) for row in (head, *rows)) for i in range(len(head))]
+
+        def fmt(row: tuple[str, ...]) -> str:
+            return "  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip()
+
+        lines = [fmt(head), fmt(tuple("-" * w for w in widths)), *map(fmt, rows)]
+        tail = f"job {self.outcome} (exit status {self.status})"
+        if self.reason:
+            tail += f": {self.reason}"
+        return "\n".join([*lines, tail]) + "\n"

@@ -1,0 +1,451 @@
+"""Starting, watching, restarting, killing and stopping the replicas of a local job.
+
+One thread and one selector: it wakes on a replica's output, on a replica's
+exit (a pidfd), on a signal to vtrain (a self-pipe) and at the next deadline
+(an injected kill, the job's timeout, the end of a grace period). Each replica
+runs in a session and process group of its own, so that stopping a replica
+stops everything it started, and a Ctrl-C meant for vtrain does not reach it.
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import TextIO
+
+from vtrain.cluster.roles import CHIEF
+from vtrain.errors import LaunchError
+from vtrain.local.environment import replica_env
+from vtrain.local.output import Output
+from vtrain.local.plan import Kill, Plan, Replica
+from vtrain.local.ports import reserve_ports
+from vtrain.local.result import (
+    EXIT_TIMEOUT,
+    FAILED,
+    INTERRUPTED,
+    SUCCEEDED,
+    TIMED_OUT,
+    JobResult,
+    ReplicaResult,
+    describe_exit,
+    shell_status,
+)
+
+# Without pidfds (not Linux) exits are found by polling this often.
+_POLL_SECONDS = 0.05
+_DRAIN_SECONDS = 1.0
+_CHUNK = 65536
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def run_job(
+    plan: Plan,
+    *,
+    stream: TextIO | None = None,
+    colour: bool | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> JobResult:
+    """Run every replica of `plan` to the job's end, as its platform would; leave no process."""
+    with reserve_ports(plan.size) as ports:
+        replicas = plan.replicas(ports)
+        for folder in ("model", "checkpoints", "logs", "hypertune"):
+            os.makedirs(os.path.join(plan.trial_dir, folder), exist_ok=True)
+        output = Output([r.name for r in replicas], plan.output_dir, stream or sys.stdout,
+                        colour=colour)
+        try:
+            where = ", ".join(f"{r.name} {r.address}" for r in replicas)
+            output.note(f"job {plan.job_id} ({plan.platform}) in {plan.output_dir}: {where}")
+            result = _Supervisor(plan, replicas, output, environ).run()
+            output.write(result.table())
+        finally:
+            output.close()
+    return result
+
+
+def kill_group(pgid: int, sig: int) -> None:
+    """Send `sig` to process group `pgid`; a group that is already gone is fine."""
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+class _Stream:
+    """The read end of one run's stdout and stderr, and its unfinished last line."""
+
+    def __init__(self, fd: int, name: str) -> None:
+        self.fd = fd
+        self.name = name
+        self.pending = b""
+
+
+class _Slot:
+    """What the supervisor knows about one replica as it runs, stops and restarts."""
+
+    def __init__(self, replica: Replica) -> None:
+        self.replica = replica
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.pidfd: int | None = None
+        self.stream: _Stream | None = None
+        self.restarts = 0
+        self.first_start: float | None = None
+        self.end: float | None = None
+        self.exit_code: int | None = None
+        self.stopped = False
+        self.injected = False
+        self.term_deadline: float | None = None
+
+    @property
+    def name(self) -> str:
+        return self.replica.name
+
+
+class _Supervisor:
+    def __init__(
+        self,
+        plan: Plan,
+        replicas: Sequence[Replica],
+        output: Output,
+        environ: Mapping[str, str] | None,
+    ) -> None:
+        self._plan = plan
+        self._replicas = tuple(replicas)
+        self._out = output
+        self._environ = os.environ if environ is None else environ
+        self._slots = {r.name: _Slot(r) for r in replicas}
+        self._sel = selectors.DefaultSelector()
+        self._streams: set[_Stream] = set()
+        self._pending_kills: list[Kill] = list(plan.kills)
+        self._signals: list[int] = []
+        self._interrupted = False
+        self._stopping = False
+        self._then_restart = False
+        self._stop_deadline: float | None = None
+        self._outcome: tuple[str, int, str] | None = None
+        self._job_restarts = 0
+        self._finished = False
+        self._use_pidfd = hasattr(os, "pidfd_open")
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_r, False)
+        os.set_blocking(self._wake_w, False)
+        self._sel.register(self._wake_r, selectors.EVENT_READ, "wake")
+        self._t0 = time.monotonic()
+
+    # -- the loop ------------------------------------------------------------------------
+
+    def run(self) -> JobResult:
+        restore = self._catch_signals()
+        try:
+            self._t0 = time.monotonic()
+            for slot in self._slots.values():
+                self._start(slot)
+            while not self._finished:
+                self._step()
+        finally:
+            # Also after an error of our own: nothing we started may outlive the job.
+            self._kill_all()
+            self._drain()
+            restore()
+            self._sel.close()
+            os.close(self._wake_r)
+            os.close(self._wake_w)
+            self._out.flush()
+        return self._result()
+
+    def _step(self) -> None:
+        timeout = self._next_deadline(time.monotonic())
+        if not self._use_pidfd:
+            timeout = _POLL_SECONDS if timeout is None else min(timeout, _POLL_SECONDS)
+        for key, _ in self._sel.select(timeout):
+            if key.data == "wake":
+                self._on_wake()
+            elif isinstance(key.data, _Stream):
+                self._read(key.data)
+            elif isinstance(key.data, _Slot):
+                self._check_exit(key.data)
+        if not self._use_pidfd:
+            for slot in list(self._slots.values()):
+                self._check_exit(slot)
+        self._on_deadlines(time.monotonic())
+        self._advance()
+        self._out.flush()
+
+    def _next_deadline(self, now: float) -> float | None:
+        times = [s.term_deadline for s in self._slots.values() if s.term_deadline is not None]
+        if self._pending_kills:
+            times.append(self._t0 + self._pending_kills[0].seconds)
+        if self._plan.timeout is not None and self._outcome is None:
+            times.append(self._t0 + self._plan.timeout)
+        if self._stop_deadline is not None:
+            times.append(self._stop_deadline)
+        return max(0.0, min(times) - now) if times else None
+
+    # -- starting and reading ------------------------------------------------------------
+
+    def _start(self, slot: _Slot) -> None:
+        env = replica_env(
+            self._plan, self._replicas, slot.replica, restarts=slot.restarts, environ=self._environ
+        )
+        read_end, write_end = os.pipe()
+        try:
+            proc = subprocess.Popen(
+                list(self._plan.command),
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=write_end,
+                stderr=write_end,
+                start_new_session=True,
+            )
+        except OSError as e:
+            os.close(read_end)
+            raise LaunchError(
+                f"could not start {slot.name}: {e.strerror}",
+                source="COMMAND",
+                value=self._plan.command[0],
+                expected="a program every replica can run",
+            ) from e
+        finally:
+            os.close(write_end)
+        os.set_blocking(read_end, False)
+        stream = _Stream(read_end, slot.name)
+        self._streams.add(stream)
+        self._sel.register(read_end, selectors.EVENT_READ, stream)
+        slot.proc, slot.stream, slot.injected, slot.stopped = proc, stream, False, False
+        slot.exit_code = None
+        if slot.first_start is None:
+            slot.first_start = time.monotonic()
+        if self._use_pidfd:
+            try:
+                slot.pidfd = os.pidfd_open(proc.pid)
+            except OSError:  # an old kernel: poll instead
+                self._use_pidfd = False
+            else:
+                self._sel.register(slot.pidfd, selectors.EVENT_READ, slot)
+
+    def _read(self, stream: _Stream) -> bool:
+        """Read one chunk; False once nothing more is there now (or ever)."""
+        if stream not in self._streams:  # closed earlier in this batch of events
+            return False
+        try:
+            chunk = os.read(stream.fd, _CHUNK)
+        except BlockingIOError:
+            return False
+        if not chunk:
+            self._close_stream(stream)
+            return False
+        *lines, stream.pending = (stream.pending + chunk).split(b"\n")
+        for line in lines:
+            self._out.line(stream.name, line)
+        if len(stream.pending) > _CHUNK:  # a replica that never ends its line is still shown
+            self._out.line(stream.name, stream.pending)
+            stream.pending = b""
+        return True
+
+    def _close_stream(self, stream: _Stream) -> None:
+        if stream.pending:
+            self._out.line(stream.name, stream.pending)
+            stream.pending = b""
+        self._sel.unregister(stream.fd)
+        os.close(stream.fd)
+        self._streams.discard(stream)
+
+    def _drain(self) -> None:
+        # Everything is dead: the pipes end at once, unless a process escaped its group.
+        end = time.monotonic() + _DRAIN_SECONDS
+        while self._streams and (left := end - time.monotonic()) > 0:
+            for key, _ in self._sel.select(left):
+                if isinstance(key.data, _Stream):
+                    while self._read(key.data):
+                        pass
+        for stream in list(self._streams):
+            self._close_stream(stream)
+
+    # -- exits ---------------------------------------------------------------------------
+
+    def _check_exit(self, slot: _Slot) -> None:
+        proc = slot.proc
+        if proc is None:
+            return
+        if hasattr(os, "waitid"):
+            # WNOWAIT leaves a zombie: its pid keeps naming the group, so the kill below
+            # cannot reach a stranger that was given a recycled pid.
+            flags = os.WEXITED | os.WNOHANG | os.WNOWAIT
+            if os.waitid(os.P_PID, proc.pid, flags) is None:
+                return
+        elif proc.poll() is None:
+            return
+        # Whatever the replica started dies with it, as it would with its container.
+        kill_group(proc.pid, signal.SIGKILL)
+        code = proc.wait()
+        if slot.pidfd is not None:
+            self._sel.unregister(slot.pidfd)
+            os.close(slot.pidfd)
+            slot.pidfd = None
+        if slot.stream is not None:
+            while self._read(slot.stream):
+                pass
+        slot.proc, slot.end, slot.exit_code, slot.term_deadline = None, time.monotonic(), code, None
+        self._on_exit(slot, code)
+
+    def _on_exit(self, slot: _Slot, code: int) -> None:
+        how = describe_exit(code)
+        if self._stopping:
+            self._out.note(f"{slot.name} stopped ({how})", slot.name)
+            return
+        plan = self._plan
+        if not slot.injected and code == 0:
+            if slot.replica.role == CHIEF:
+                self._out.note(f"{slot.name} finished; stopping the other replicas", slot.name)
+                self._stop(SUCCEEDED, 0, f"{slot.name} exited 0")
+            else:
+                self._out.note(f"{slot.name} finished", slot.name)
+            return
+        # A failure, or a replica whose "machine" was killed: the platform restarts it.
+        why = "was killed (--kill)" if slot.injected else f"exited with {how}"
+        used = self._job_restarts if plan.restart_job else slot.restarts
+        if used >= plan.max_restarts:
+            reason = f"{slot.name} {why} after {used} restarts (--max-restarts {plan.max_restarts})"
+            self._out.note(reason + "; the job fails", slot.name)
+            self._stop(FAILED, max(1, shell_status(code)), reason)
+        elif plan.restart_job:
+            self._out.note(f"{slot.name} {why}; restarting every replica", slot.name)
+            self._stop(None, 0, "", then_restart=True)
+        else:
+            slot.restarts += 1
+            self._out.note(
+                f"{slot.name} {why}; restart {slot.restarts} of {plan.max_restarts}", slot.name
+            )
+            self._start(slot)
+
+    # -- stopping ------------------------------------------------------------------------
+
+    def _stop(
+        self, outcome: str | None, status: int, reason: str, *, then_restart: bool = False
+    ) -> None:
+        """Stop every replica (SIGTERM, SIGKILL after the grace period); then end or restart."""
+        if outcome is not None:
+            self._outcome = (outcome, status, reason)
+        self._then_restart = then_restart and self._outcome is None
+        if self._stopping:
+            return
+        self._stopping = True
+        for slot in self._slots.values():
+            if slot.proc is not None:
+                slot.stopped = True
+                kill_group(slot.proc.pid, signal.SIGTERM)
+        self._stop_deadline = time.monotonic() + self._plan.grace
+
+    def _advance(self) -> None:
+        if not self._stopping or any(s.proc is not None for s in self._slots.values()):
+            return
+        self._stopping, self._stop_deadline = False, None
+        if not self._then_restart:
+            self._finished = True
+            return
+        self._job_restarts += 1
+        self._out.note(f"job restart {self._job_restarts} of {self._plan.max_restarts}")
+        for slot in self._slots.values():
+            slot.restarts = self._job_restarts
+            self._start(slot)
+
+    def _on_deadlines(self, now: float) -> None:
+        while self._pending_kills and self._t0 + self._pending_kills[0].seconds <= now:
+            self._inject(self._pending_kills.pop(0))
+        timeout = self._plan.timeout
+        if timeout is not None and self._outcome is None and now >= self._t0 + timeout:
+            reason = f"--timeout {timeout:g} s reached"
+            self._out.note(reason + "; stopping every replica")
+            self._stop(TIMED_OUT, EXIT_TIMEOUT, reason)
+        if self._stop_deadline is not None and now >= self._stop_deadline:
+            self._stop_deadline = None
+            for slot in self._slots.values():
+                if slot.proc is not None:
+                    self._out.note(f"{slot.name} outlived the grace period: SIGKILL", slot.name)
+                    kill_group(slot.proc.pid, signal.SIGKILL)
+        for slot in self._slots.values():
+            if slot.term_deadline is not None and now >= slot.term_deadline and slot.proc:
+                slot.term_deadline = None
+                kill_group(slot.proc.pid, signal.SIGKILL)
+
+    def _inject(self, kill: Kill) -> None:
+        slot = self._slots[kill.replica_name]
+        if slot.proc is None or self._stopping:
+            self._out.note(f"--kill {kill}: {slot.name} is not running; nothing to kill")
+            return
+        self._out.note(f"--kill {kill}: sending {kill.signal.name} to {slot.name}", slot.name)
+        slot.injected = True
+        kill_group(slot.proc.pid, kill.signal)
+        if kill.signal != signal.SIGKILL:
+            slot.term_deadline = time.monotonic() + self._plan.grace
+
+    def _kill_all(self) -> None:
+        for slot in self._slots.values():
+            if slot.proc is not None:
+                kill_group(slot.proc.pid, signal.SIGKILL)
+                slot.exit_code = slot.proc.wait()
+                slot.proc, slot.end, slot.stopped = None, time.monotonic(), True
+            if slot.pidfd is not None:
+                self._sel.unregister(slot.pidfd)
+                os.close(slot.pidfd)
+                slot.pidfd = None
+
+    # -- signals to vtrain itself --------------------------------------------------------
+
+    def _catch_signals(self) -> Callable[[], None]:
+        if threading.current_thread() is not threading.main_thread():
+            return lambda: None  # only the main thread may handle signals; the caller does
+
+        def handler(signum: int, frame: object) -> None:
+            # Only note it here: the loop acts on it, never in the middle of a Popen.
+            self._signals.append(signum)
+            try:
+                os.write(self._wake_w, b"\0")
+            except OSError:
+                pass
+
+        previous = {sig: signal.signal(sig, handler) for sig in _STOP_SIGNALS}
+
+        def restore() -> None:
+            for sig, old in previous.items():
+                signal.signal(sig, old)
+
+        return restore
+
+    def _on_wake(self) -> None:
+        try:
+            while os.read(self._wake_r, 512):
+                pass
+        except BlockingIOError:
+            pass
+        while self._signals:
+            name = signal.Signals(self._signals.pop(0)).name
+            if not self._interrupted:
+                self._interrupted = True
+                self._out.note(f"{name} received: stopping every replica (again to kill now)")
+                self._stop(INTERRUPTED, 128 + signal.Signals[name], f"vtrain received {name}")
+            else:
+                self._out.note(f"{name} received again: killing every replica")
+                self._stop_deadline = time.monotonic()
+
+    # -- the end -------------------------------------------------------------------------
+
+    def _result(self) -> JobResult:
+        outcome, status, reason = self._outcome or (FAILED, 1, "vtrain stopped unexpectedly")
+        now = time.monotonic()
+        replicas = tuple(
+            ReplicaResult(
+                name=s.name,
+                restarts=s.restarts,
+                exit_code=s.exit_code,
+                stopped=s.stopped,
+                wall_seconds=(s.end or now) - (s.first_start or now),
+            )
+            for s in self._slots.values()
+        )
+        return JobResult(outcome=outcome, status=status, replicas=replicas, reason=reason)
