@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 
 import pytest
-
 from vtrain import ConfigError, RunContext
 from vtrain.errors import ErrorList
 
@@ -39,7 +38,9 @@ def test_local_defaults_mirror_the_platform_layout(tmp_path: os.PathLike[str]) -
 
 
 def test_defaults_fill_only_what_the_platform_left_unset(tmp_path: os.PathLike[str]) -> None:
-    ctx = RunContext.from_env({"AIP_MODEL_DIR": "/gcs/b/model/", "VTRAIN_OUTPUT_DIR": str(tmp_path)})
+    ctx = RunContext.from_env(
+        {"AIP_MODEL_DIR": "/gcs/b/model/", "VTRAIN_OUTPUT_DIR": str(tmp_path)}
+    )
     assert ctx.model_dir == "/gcs/b/model/"
     assert ctx.checkpoint_dir.startswith(str(tmp_path))
 

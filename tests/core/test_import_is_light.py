@@ -23,7 +23,11 @@ def test_import_vtrain_loads_no_framework() -> None:
 
 def test_nothing_is_read_at_import_time() -> None:
     # A broken variable must not break `import vtrain`; it fails only when read.
-    code = "import vtrain\ntry:\n vtrain.ClusterInfo.from_env()\nexcept vtrain.ConfigError: print('late')"
+    code = (
+        "import vtrain\n"
+        "try:\n vtrain.ClusterInfo.from_env()\n"
+        "except vtrain.ConfigError: print('late')"
+    )
     done = subprocess.run(
         [sys.executable, "-c", code],
         capture_output=True,

@@ -7,10 +7,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 from vtrain import ClusterInfo, MissingExtraError, PluginError, plugins
 
-PLUGIN_MODULE = '''
+PLUGIN_MODULE = """
 from vtrain.plugins.base import Plugin
 
 class Throwaway(Plugin):
@@ -33,7 +32,7 @@ class NeedsMissing(Plugin):
 
 class NotAPlugin:
     pass
-'''
+"""
 
 ENTRY_POINTS = """
 [vtrain.plugins]
@@ -78,7 +77,9 @@ def test_get_loads_only_the_plugin_asked_for(site: Path) -> None:
 
 
 def test_unknown_name_lists_the_known_ones(site: Path) -> None:
-    with pytest.raises(PluginError, match=r"unknown plugin \(got 'torchh'\); expected one of: .*'throwaway'"):
+    with pytest.raises(
+        PluginError, match=r"unknown plugin \(got 'torchh'\); expected one of: .*'throwaway'"
+    ):
         plugins.get("torchh", {})
 
 
@@ -96,8 +97,11 @@ def test_a_plugin_module_that_cannot_import_names_the_extra(site: Path) -> None:
 
 
 def test_a_crashing_plugin_is_named(site: Path) -> None:
-    with pytest.raises(PluginError, match=r"entry point crashing_plugin:Plugin: plugin failed to load "
-                       r"\(RuntimeError: boom at import\) \(got 'crashes'\)"):
+    with pytest.raises(
+        PluginError,
+        match=r"entry point crashing_plugin:Plugin: plugin failed to load "
+        r"\(RuntimeError: boom at import\) \(got 'crashes'\)",
+    ):
         plugins.get("crashes", {})
 
 
@@ -109,7 +113,9 @@ def test_an_entry_point_that_is_not_a_plugin_is_refused(site: Path) -> None:
 def test_plugins_can_be_switched_off(site: Path) -> None:
     env = {"VTRAIN_DISABLE_PLUGINS": "crashes, throwaway"}
     assert "throwaway" not in plugins.available(env) and "needsmissing" in plugins.available(env)
-    with pytest.raises(PluginError, match=r"VTRAIN_DISABLE_PLUGINS: plugin is disabled \(got 'throwaway'\)"):
+    with pytest.raises(
+        PluginError, match=r"VTRAIN_DISABLE_PLUGINS: plugin is disabled \(got 'throwaway'\)"
+    ):
         plugins.get("throwaway", env)
 
 

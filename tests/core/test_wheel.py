@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import tomllib
 import venv
 from pathlib import Path
 
 import pytest
+import tomllib
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -19,7 +19,16 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("dist")
     # --no-isolation: build with the hatchling already installed, no download at test time.
     subprocess.run(
-        [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out), str(ROOT)],
+        [
+            sys.executable,
+            "-m",
+            "build",
+            "--wheel",
+            "--no-isolation",
+            "--outdir",
+            str(out),
+            str(ROOT),
+        ],
         check=True,
         capture_output=True,
         timeout=300,
@@ -34,7 +43,9 @@ def test_wheel_installs_and_runs_vtrain_info(wheel: Path, tmp_path: Path) -> Non
     python = env_dir / "bin" / "python"
     # The core has no dependencies, so --no-deps installs all it needs, offline.
     subprocess.run(
-        [str(python), "-m", "pip", "install", "-q", "--no-deps", str(wheel)], check=True, timeout=300
+        [str(python), "-m", "pip", "install", "-q", "--no-deps", str(wheel)],
+        check=True,
+        timeout=300,
     )
     done = subprocess.run(
         [str(env_dir / "bin" / "vtrain"), "info", "--json"],

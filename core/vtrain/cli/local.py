@@ -83,7 +83,8 @@ def add_parser(subparsers: Any) -> None:
         metavar="SECONDS",
         help=f"from SIGTERM to SIGKILL when stopping a replica (default {DEFAULT_GRACE_SECONDS:g})",
     )
-    run.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS...]")
+    # Not `command`: the top-level parser keeps the sub-command's name there.
+    run.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS...]")
     run.set_defaults(run=_run)
 
 
@@ -92,7 +93,7 @@ def _run(args: argparse.Namespace) -> int:
     from vtrain.local import Plan, run_job
 
     plan = Plan.from_options(
-        args.command,
+        args.argv,
         platform=args.platform,
         workers=args.workers,
         ps=args.ps,

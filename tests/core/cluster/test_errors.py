@@ -6,7 +6,6 @@ import json
 
 import pytest
 from platform_examples import AIP_CLUSTER, VERTEX_CLUSTER, cluster_spec, tf_config
-
 from vtrain import ClusterInfo, ConfigError, ConflictError, UsageError
 
 ONE_CHIEF = {"workerpool0": ["c:2222"], "workerpool1": ["w0:2222", "w1:2222"]}
@@ -159,7 +158,9 @@ CONFLICTS = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize(("env", "message"), [c[1:] for c in CONFLICTS], ids=[c[0] for c in CONFLICTS])
+@pytest.mark.parametrize(
+    ("env", "message"), [c[1:] for c in CONFLICTS], ids=[c[0] for c in CONFLICTS]
+)
 def test_conflicting_sources_are_an_error_not_a_silent_choice(
     env: dict[str, str], message: str
 ) -> None:
@@ -178,7 +179,9 @@ def test_the_override_picks_a_side_explicitly() -> None:
 
 
 def test_an_unknown_override_is_refused() -> None:
-    with pytest.raises(UsageError, match=r"VTRAIN_CLUSTER_SOURCE: unknown source \(got 'tfconfig'\)"):
+    with pytest.raises(
+        UsageError, match=r"VTRAIN_CLUSTER_SOURCE: unknown source \(got 'tfconfig'\)"
+    ):
         ClusterInfo.from_env({"VTRAIN_CLUSTER_SOURCE": "tfconfig"})
 
 

@@ -6,7 +6,6 @@ import dataclasses
 
 import pytest
 from platform_examples import EXAMPLES, Example
-
 from vtrain import ClusterInfo
 
 

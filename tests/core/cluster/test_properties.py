@@ -8,12 +8,13 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from platform_examples import EXAMPLES
-
 from vtrain import ClusterInfo, VtrainError
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=12),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
     max_leaves=20,
 )
 names = st.sampled_from(
@@ -28,7 +29,9 @@ addresses = st.one_of(
 specs = st.fixed_dictionaries(
     {},
     optional={
-        "cluster": st.dictionaries(names, st.lists(addresses, max_size=4) | json_values, max_size=5),
+        "cluster": st.dictionaries(
+            names, st.lists(addresses, max_size=4) | json_values, max_size=5
+        ),
         "task": st.fixed_dictionaries(
             {},
             optional={"type": names | json_values, "index": st.integers(-2, 6) | json_values,
