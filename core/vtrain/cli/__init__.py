@@ -19,6 +19,7 @@ from vtrain.errors import VtrainError
 COMMANDS = {
     "info": ("vtrain.cli.info", "show what this replica is: platform, role, rank, cluster, dirs"),
     "local": ("vtrain.cli.local", "rehearse a multi-replica job on this machine"),
+    "tune": ("vtrain.cli.tune", "run a hyperparameter-tuning study locally"),
 }
 
 EXIT_BAD_INPUT = 2

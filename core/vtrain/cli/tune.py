@@ -1,0 +1,95 @@
+"""`vtrain tune --study STUDY.yaml -- COMMAND...`: run a hyperparameter-tuning study locally."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+from types import FrameType
+from typing import Any
+
+from vtrain.errors import UsageError
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register `vtrain tune`."""
+    p = subparsers.add_parser(
+        "tune",
+        help="run a hyperparameter-tuning study locally",
+        description="Run each trial of a study as the platform would: COMMAND gets the parameters "
+        "as --name=value flags, its own trial id, metric file and output folder. Run it again "
+        "into the same folder to resume.",
+    )
+    p.add_argument("--study", required=True, metavar="STUDY.yaml",
+                   help="the study file (YAML needs the tune extra; JSON works without it)")
+    p.add_argument("--output-dir", metavar="DIR",
+                   help="where trials and study.json go (default: vtrain-output/<study name>)")
+    p.add_argument("--parallel", type=_positive, metavar="N",
+                   help="trials at once (default: the study's parallel_trial_count)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random and model-based searches")
+    p.add_argument("--workers", type=_count, default=0, metavar="N",
+                   help="run each trial as a local cluster with N workers besides the chief")
+    p.add_argument("--ps", type=_count, default=0, metavar="M", help="... and M parameter servers")
+    p.add_argument("--evaluators", type=_count, default=0, metavar="K", help="... and K evaluators")
+    p.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS...]")
+    p.set_defaults(run=run)
+    # fmt: skip
+
+
+def _count(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} is negative")
+    return value
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not at least 1")
+    return value
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the study; 0 when it succeeded, 1 when it failed."""
+    from vtrain.hypertune.runner import SUCCEEDED, Replicas, StudyRunner
+    from vtrain.hypertune.study import Study
+    from vtrain.hypertune.table import progress_line, summary
+
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        raise UsageError("no command to run", source="vtrain tune", expected="vtrain tune --study S.yaml -- COMMAND")
+    study = Study.from_file(args.study)
+    for field in study.ignored:
+        print(f"vtrain tune: note: {args.study}: {field} is ignored by the local runner", file=sys.stderr)
+    output_dir = args.output_dir
+    if output_dir is None:
+        base = os.environ.get("VTRAIN_OUTPUT_DIR") or "vtrain-output"
+        output_dir = os.path.join(base, os.path.splitext(os.path.basename(args.study))[0])
+    runner = StudyRunner(
+        study,
+        command,
+        output_dir,
+        replicas=Replicas(args.workers, args.ps, args.evaluators),
+        parallel=args.parallel,
+        seed=args.seed,
+        progress=lambda event, trial, r: print(progress_line(event, trial, r), file=sys.stderr, flush=True),
+    )
+    print(
+        f"vtrain tune: {study.algorithm}, up to {study.max_trial_count} trials, "
+        f"{runner.parallel} at once, into {runner.output_dir}",
+        file=sys.stderr,
+    )
+    # SIGTERM (a container stop, a CI timeout) stops the trials as Ctrl-C does.
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        result = runner.run()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    print(summary(study, result))
+    return 0 if result.status == SUCCEEDED else 1

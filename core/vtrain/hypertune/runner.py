@@ -1,0 +1,374 @@
+"""Running a study: one process (or one local cluster) per trial, in parallel, resumable.
+
+Each trial gets what Vertex gives it: the parameters as ``--name=value`` flags
+after the command, `CLOUD_ML_TRIAL_ID`, a metric file of its own, and
+`AIP_MODEL_DIR`/`AIP_CHECKPOINT_DIR`/`AIP_TENSORBOARD_LOG_DIR` under
+``<output>/<trial>/``. The state of the study is ``<output>/study.json``,
+rewritten atomically after every change; run the same study into the same
+folder again and finished trials are kept, interrupted ones rerun.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+from vtrain.errors import ConfigError, StorageError, UsageError
+from vtrain.hypertune.atomic import read_nofollow, write_atomic
+from vtrain.hypertune.metric_file import metric_values, read_entries
+from vtrain.hypertune.search import Parameters, Sampler, make_sampler
+from vtrain.hypertune.study import Study
+
+RESULTS_FILE = "study.json"
+METRIC_FILE = "output.metrics"
+LOG_FILE = "trial.log"
+ACTIVE, SUCCEEDED, FAILED, STOPPED = "ACTIVE", "SUCCEEDED", "FAILED", "STOPPED"
+# How long a stopped trial gets between SIGTERM and SIGKILL.
+STOP_GRACE_S = 10.0
+# Set by whoever launched `vtrain tune`; a trial is its own cluster, so these would lie to it.
+_CLUSTER_VARIABLES = (
+    "CLUSTER_SPEC", "TF_CONFIG", "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE",
+    "GROUP_RANK", "MASTER_ADDR", "MASTER_PORT", "TORCHELASTIC_RUN_ID", "VTRAIN_CLUSTER_SOURCE",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One trial's record, as kept in study.json."""
+
+    trial_id: str
+    parameters: Parameters
+    status: str
+    final_metric: float | None = None
+    exit_code: int | None = None
+    started_at: float | None = None
+    """Wall-clock start, seconds since the epoch."""
+    duration_s: float | None = None
+    reason: str = ""
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Trial:
+        """Read one record back from study.json."""
+        return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})
+
+    @property
+    def number(self) -> int:
+        """The trial id as a number: the sampler's index."""
+        return int(self.trial_id)
+
+
+@dataclass(frozen=True)
+class Replicas:
+    """Run each trial as a local cluster of a chief plus these (all 0: one process)."""
+
+    workers: int = 0
+    ps: int = 0
+    evaluators: int = 0
+
+    @property
+    def distributed(self) -> bool:
+        """True when a trial needs `vtrain local run`."""
+        return self.workers + self.ps + self.evaluators > 0
+
+
+@dataclass(frozen=True)
+class StudyResult:
+    """How a study ended: every trial, the best one, and where the results file is."""
+
+    status: str
+    trials: tuple[Trial, ...]
+    best: Trial | None
+    results_file: str
+    reason: str = ""
+
+
+def trial_folder(output_dir: str, trial_id: str) -> str:
+    """``<output>/<trial>``: everything one trial writes."""
+    return os.path.join(output_dir, trial_id)
+
+
+def trial_environment(
+    base: Mapping[str, str], output_dir: str, trial_id: str, metric_tag: str
+) -> dict[str, str]:
+    """The variables Vertex sets on a single-replica trial, laid out under `output_dir`."""
+    folder = trial_folder(output_dir, trial_id)
+    env = {k: v for k, v in base.items() if k not in _CLUSTER_VARIABLES}
+    cluster_spec = {
+        "cluster": {"workerpool0": [f"127.0.0.1:{_free_port()}"]},
+        "environment": "cloud",
+        "task": {"type": "workerpool0", "index": 0, "trial": trial_id},
+        "job": {"baseOutputDirectory": {"outputUriPrefix": output_dir}},
+    }
+    env.update(
+        CLUSTER_SPEC=json.dumps(cluster_spec),
+        CLOUD_ML_TRIAL_ID=trial_id,
+        CLOUD_ML_HP_METRIC_FILE=os.path.join(folder, METRIC_FILE),
+        CLOUD_ML_HP_METRIC_TAG=metric_tag,
+        AIP_MODEL_DIR=os.path.join(folder, "model") + os.sep,
+        AIP_CHECKPOINT_DIR=os.path.join(folder, "checkpoints") + os.sep,
+        AIP_TENSORBOARD_LOG_DIR=os.path.join(folder, "logs") + os.sep,
+    )
+    return env
+
+
+def _free_port() -> int:
+    # Nothing connects to a single replica's own address; it only has to be a real one.
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class _Running:
+    trial: Trial
+    process: subprocess.Popen[bytes]
+    started: float = field(default_factory=time.monotonic)
+
+
+class StudyRunner:
+    """Runs one study into one output folder; `run()` returns when it is over."""
+
+    def __init__(
+        self,
+        study: Study,
+        command: Sequence[str],
+        output_dir: str,
+        *,
+        replicas: Replicas = Replicas(),
+        parallel: int | None = None,
+        seed: int = 0,
+        environ: Mapping[str, str] | None = None,
+        progress: Callable[[str, Trial, StudyRunner], None] | None = None,
+    ) -> None:
+        if not command:
+            raise UsageError("no command to run", source="COMMAND", expected="vtrain tune ... -- python train.py")
+        if shutil.which(command[0]) is None:
+            raise UsageError("command not found", source="COMMAND", value=command[0],
+                             expected="a program on PATH or a path to an executable")  # fmt: skip
+        self.study = study
+        self.command = list(command)
+        self.output_dir = os.path.abspath(output_dir)
+        self.results_file = os.path.join(self.output_dir, RESULTS_FILE)
+        self.replicas = replicas
+        self.parallel = parallel or study.parallel_trial_count
+        self.seed = seed
+        self.environ = os.environ if environ is None else environ
+        self.progress = progress
+        self.trials: dict[str, Trial] = {}
+        self._done: queue.Queue[str] = queue.Queue()
+        self.status = ACTIVE
+        self.reason = ""
+
+    # -- the loop ------------------------------------------------------------------------
+
+    def run(self) -> StudyResult:
+        """Run (or resume) the study; KeyboardInterrupt stops running trials, then propagates."""
+        os.makedirs(self.output_dir, exist_ok=True)
+        self.trials = self._load()
+        self._done = queue.Queue()
+        sampler = make_sampler(self.study, self.seed)
+        for t in sorted(self.trials.values(), key=lambda t: t.number):
+            if t.status in (SUCCEEDED, FAILED):
+                sampler.observe(t.number, t.parameters, t.final_metric)
+        rerun = [t for t in self.trials.values() if t.status in (ACTIVE, STOPPED)]
+        number = max((t.number for t in self.trials.values()), default=0) + 1
+        running: dict[str, _Running] = {}
+        self.status, self.reason = ACTIVE, ""
+        try:
+            while True:
+                while self.status == ACTIVE and len(running) < self.parallel:
+                    self._check_failures()
+                    if self.status != ACTIVE:
+                        break
+                    if rerun:
+                        trial = replace(rerun.pop(0), status=ACTIVE, reason="")
+                    elif number <= self.study.max_trial_count:
+                        parameters = sampler.suggest(number)
+                        if parameters is None:
+                            break
+                        trial = Trial(str(number), parameters, ACTIVE)
+                        number += 1
+                    else:
+                        break
+                    running[trial.trial_id] = self._start(trial)
+                if not running:
+                    break
+                finished = self._finish(running.pop(self._done.get()))
+                sampler.observe(finished.number, finished.parameters, finished.final_metric)
+                self._check_failures()
+                if self.status != ACTIVE:
+                    self._stop(running, self.reason)
+        except BaseException:
+            self.status, self.reason = STOPPED, "interrupted"
+            self._stop(running, "interrupted")
+            raise
+        finally:
+            if self.status == ACTIVE:
+                self._settle()
+            self._save()
+        return StudyResult(self.status, self._ordered(), self.best(), self.results_file, self.reason)
+
+    def _check_failures(self) -> None:
+        limit = self.study.max_failed_trial_count
+        failed = sum(t.status == FAILED for t in self.trials.values())
+        if limit and failed >= limit and self.status == ACTIVE:
+            self.status = FAILED
+            self.reason = f"{failed} trials failed (max_failed_trial_count is {limit})"
+
+    def _settle(self) -> None:
+        if not any(t.status == SUCCEEDED for t in self.trials.values()):
+            self.status, self.reason = FAILED, "no trial succeeded"
+        else:
+            self.status = SUCCEEDED
+
+    # -- one trial -----------------------------------------------------------------------
+
+    def _start(self, trial: Trial) -> _Running:
+        folder = trial_folder(self.output_dir, trial.trial_id)
+        os.makedirs(folder, exist_ok=True)
+        env = trial_environment(self.environ, self.output_dir, trial.trial_id, self.study.metric.metric_id)
+        flags = [p.flag(trial.parameters[p.parameter_id]) for p in self.study.parameters]
+        argv = [*self.command, *flags]
+        if self.replicas.distributed:
+            r = self.replicas
+            argv = [
+                sys.executable, "-m", "vtrain", "local", "run",
+                "--workers", str(r.workers), "--ps", str(r.ps), "--evaluators", str(r.evaluators),
+                "--trial", trial.trial_id, "--output-dir", self.output_dir, "--", *argv,
+            ]  # fmt: skip
+        trial = replace(trial, started_at=time.time(), exit_code=None, final_metric=None, duration_s=None)
+        with open(os.path.join(folder, LOG_FILE), "ab") as log:
+            # A session of its own: Ctrl-C reaches `vtrain tune` only, which then stops
+            # each trial's whole process group, local-cluster replicas included.
+            process = subprocess.Popen(
+                argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                env=env, cwd=os.getcwd(), start_new_session=True,
+            )  # fmt: skip
+        running = _Running(trial, process)
+        threading.Thread(
+            target=lambda: (process.wait(), self._done.put(trial.trial_id)), daemon=True
+        ).start()
+        self._record(trial, "started")
+        return running
+
+    def _finish(self, running: _Running, *, stopped: str = "") -> Trial:
+        code = running.process.wait()
+        trial = replace(running.trial, exit_code=code, duration_s=time.monotonic() - running.started)
+        tag = self.study.metric.metric_id
+        try:
+            values = metric_values(read_entries(self._metric_file(trial.trial_id)), tag)
+        except StorageError as e:
+            values, trial = [], replace(trial, reason=str(e))
+        if values:
+            pick = max if self.study.metric.goal == "MAXIMIZE" else min
+            final = values[-1] if self.study.measurement_selection == "LAST_MEASUREMENT" else pick(values)
+            trial = replace(trial, final_metric=final)
+        if stopped:
+            trial = replace(trial, status=STOPPED, reason=stopped)
+        elif code != 0:
+            trial = replace(trial, status=FAILED, reason=_exit_reason(code))
+        elif not values:
+            trial = replace(trial, status=FAILED, reason=trial.reason or f"reported no {tag!r} metric")
+        else:
+            trial = replace(trial, status=SUCCEEDED)
+        self._record(trial, "finished")
+        return trial
+
+    def _stop(self, running: dict[str, _Running], reason: str) -> None:
+        for r in running.values():
+            _signal_group(r.process, signal.SIGTERM)
+        deadline = time.monotonic() + STOP_GRACE_S
+        for r in running.values():
+            try:
+                r.process.wait(max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                _signal_group(r.process, signal.SIGKILL)
+        for r in list(running.values()):
+            self._finish(r, stopped=reason)
+        running.clear()
+
+    def _metric_file(self, trial_id: str) -> str:
+        return os.path.join(trial_folder(self.output_dir, trial_id), METRIC_FILE)
+
+    # -- state -----------------------------------------------------------------------------
+
+    def _record(self, trial: Trial, event: str) -> None:
+        self.trials[trial.trial_id] = trial
+        self._save()
+        if self.progress is not None:
+            self.progress(event, trial, self)
+
+    def _ordered(self) -> tuple[Trial, ...]:
+        return tuple(sorted(self.trials.values(), key=lambda t: t.number))
+
+    def best(self) -> Trial | None:
+        """The succeeded trial with the best final metric so far."""
+        best, best_value = None, 0.0
+        for t in self._ordered():
+            if t.status != SUCCEEDED or t.final_metric is None:
+                continue
+            if best is None or self.study.metric.better(t.final_metric, best_value):
+                best, best_value = t, t.final_metric
+        return best
+
+    def _save(self) -> None:
+        best = self.best()
+        document = {
+            "study": self.study.to_dict(),
+            "study_file": self.study.source,
+            "command": self.command,
+            "seed": self.seed,
+            "replicas": asdict(self.replicas),
+            "output_dir": self.output_dir,
+            "status": self.status,
+            "reason": self.reason,
+            "best_trial": None if best is None else best.trial_id,
+            "trials": [asdict(t) for t in self._ordered()],
+        }
+        write_atomic(self.results_file, (json.dumps(document, indent=2) + "\n").encode())
+
+    def _load(self) -> dict[str, Trial]:
+        data = read_nofollow(self.results_file)
+        if data is None:
+            return {}
+        try:
+            document = json.loads(data)
+            trials = [Trial.from_dict(t) for t in document["trials"]]
+            recorded = document["study"]
+        except (ValueError, KeyError, TypeError) as e:
+            raise ConfigError(f"unreadable results of an earlier run: {e}", source=self.results_file,
+                              hint="move it away to start the study afresh") from e  # fmt: skip
+        if Study.from_mapping(recorded, source=self.results_file).search_space() != self.study.search_space():
+            raise UsageError(
+                "this folder holds a study with a different metric, search space or algorithm",
+                source=self.results_file,
+                hint="give another --output-dir, or delete this study.json to start over",
+            )
+        return {t.trial_id: t for t in trials}
+
+
+def _signal_group(process: subprocess.Popen[bytes], sig: int) -> None:
+    try:
+        os.killpg(process.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _exit_reason(code: int) -> str:
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit status {code}"

@@ -1,0 +1,175 @@
+"""Where each trial's parameters come from: grid, random, or optuna's model-based search.
+
+A sampler is asked for trial number n (1, 2, …) and answers the same
+parameters for the same n and seed, so a resumed study draws what the
+interrupted one would have. Finished trials are told back with `observe`.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from vtrain.errors import MissingExtraError
+from vtrain.hypertune.study import Parameter, Study, Value
+
+Parameters = dict[str, Value]
+
+
+class Sampler(Protocol):
+    """Suggests trial parameters and learns from finished trials."""
+
+    def suggest(self, number: int) -> Parameters | None:
+        """Parameters for trial `number` (1-based); None once the space is exhausted."""
+
+    def observe(self, number: int, parameters: Mapping[str, Value], value: float | None) -> None:
+        """A finished trial's final metric; None when it failed."""
+
+
+def grid_values(p: Parameter) -> tuple[Value, ...]:
+    """Every value grid search tries for one parameter."""
+    if p.type == "INTEGER":
+        assert p.min_value is not None and p.max_value is not None
+        return tuple(range(int(p.min_value), int(p.max_value) + 1))
+    return p.values
+
+
+class GridSampler:
+    """Every combination, the last parameter changing fastest."""
+
+    def __init__(self, study: Study) -> None:
+        self.names = [p.parameter_id for p in study.parameters]
+        self.axes = [grid_values(p) for p in study.parameters]
+        self.size = math.prod(len(axis) for axis in self.axes)
+
+    def suggest(self, number: int) -> Parameters | None:
+        if number > self.size:
+            return None
+        # Decode number-1 in mixed radix instead of walking a product: resume jumps straight to n.
+        index, point = number - 1, []
+        for axis in reversed(self.axes):
+            index, i = divmod(index, len(axis))
+            point.append(axis[i])
+        return dict(zip(self.names, reversed(point)))
+
+    def observe(self, number: int, parameters: Mapping[str, Value], value: float | None) -> None:
+        pass
+
+
+def sample(p: Parameter, rng: random.Random) -> Value:
+    """One random value of `p`, uniform in its scale."""
+    if p.type in ("DISCRETE", "CATEGORICAL"):
+        return rng.choice(p.values)
+    assert p.min_value is not None and p.max_value is not None
+    low, high = p.min_value, p.max_value
+    if p.type == "INTEGER":
+        # Integers are drawn over [low, high + 1) and floored, so each end is as likely as any.
+        high += 1
+    if p.scale == "LINEAR":
+        x = rng.uniform(low, high)
+    else:
+        x = math.exp(rng.uniform(math.log(low), math.log(high)))
+        if p.scale == "REVERSE_LOG":
+            # Mirror the log scale: values are dense near the top of the range instead.
+            x = low + high - x
+    if p.type == "INTEGER":
+        return min(max(math.floor(x), int(low)), int(high) - 1)
+    return min(max(x, low), high)
+
+
+class RandomSampler:
+    """Independent draws; trial n's draw depends only on (seed, n)."""
+
+    def __init__(self, study: Study, seed: int) -> None:
+        self.parameters = study.parameters
+        self.seed = seed
+
+    def suggest(self, number: int) -> Parameters | None:
+        rng = random.Random(f"{self.seed}/{number}")
+        return {p.parameter_id: sample(p, rng) for p in self.parameters}
+
+    def observe(self, number: int, parameters: Mapping[str, Value], value: float | None) -> None:
+        pass
+
+
+class OptunaSampler:
+    """Vertex's default algorithm is model-based; locally that is optuna's TPE."""
+
+    def __init__(self, study: Study, seed: int) -> None:
+        try:
+            import optuna
+        except ImportError:
+            raise MissingExtraError(
+                "the model-based search (algorithm ALGORITHM_UNSPECIFIED)", "tune", module="optuna"
+            ) from None
+        self.optuna = optuna
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        self.parameters = study.parameters
+        self.distributions = {p.parameter_id: self._distribution(p) for p in study.parameters}
+        direction = "maximize" if study.metric.goal == "MAXIMIZE" else "minimize"
+        self.study = optuna.create_study(
+            direction=direction, sampler=optuna.samplers.TPESampler(seed=seed)
+        )
+        self.asked: dict[int, Any] = {}
+
+    def _distribution(self, p: Parameter) -> Any:
+        d = self.optuna.distributions
+        if p.type in ("DISCRETE", "CATEGORICAL"):
+            return d.CategoricalDistribution(p.values)
+        # optuna has no reverse-log scale: it searches the mirrored value on a log scale.
+        log = p.scale != "LINEAR"
+        if p.type == "INTEGER":
+            return d.IntDistribution(int(p.min_value or 0), int(p.max_value or 0), log=log)
+        return d.FloatDistribution(p.min_value, p.max_value, log=log)
+
+    def _mirror(self, parameters: Mapping[str, Value]) -> Parameters:
+        out = dict(parameters)
+        for p in self.parameters:
+            if p.scale == "REVERSE_LOG" and p.type in ("DOUBLE", "INTEGER"):
+                assert p.min_value is not None and p.max_value is not None
+                mirrored = p.min_value + p.max_value - float(out[p.parameter_id])
+                out[p.parameter_id] = int(mirrored) if p.type == "INTEGER" else mirrored
+        return out
+
+    def suggest(self, number: int) -> Parameters | None:
+        trial = self.study.ask(self.distributions)
+        self.asked[number] = trial
+        return self._mirror(trial.params)
+
+    def observe(self, number: int, parameters: Mapping[str, Value], value: float | None) -> None:
+        state = self.optuna.trial.TrialState
+        trial = self.asked.pop(number, None)
+        if trial is not None:
+            if value is None:
+                self.study.tell(trial, state=state.FAIL)
+            else:
+                self.study.tell(trial, value)
+            return
+        # A trial finished before a resume: replay it so the model starts where it left off.
+        self.study.add_trial(
+            self.optuna.trial.create_trial(
+                params=self._mirror(parameters),
+                distributions=self.distributions,
+                value=value,
+                state=state.COMPLETE if value is not None else state.FAIL,
+            )
+        )
+
+
+def make_sampler(study: Study, seed: int) -> Sampler:
+    """The sampler for the study's algorithm."""
+    if study.algorithm == "GRID_SEARCH":
+        return GridSampler(study)
+    if study.algorithm == "RANDOM_SEARCH":
+        return RandomSampler(study, seed)
+    return OptunaSampler(study, seed)
+
+
+def grid_size(study: Study) -> int | None:
+    """How many points grid search has; None for the other algorithms."""
+    return GridSampler(study).size if study.algorithm == "GRID_SEARCH" else None
+
+
+__all__ = ["GridSampler", "OptunaSampler", "RandomSampler", "Sampler", "make_sampler", "sample"]
