@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from importlib.metadata import EntryPoint, entry_points
+from typing import TYPE_CHECKING
 
 from vtrain.errors import MissingExtraError, PluginError
 from vtrain.plugins.base import Plugin
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
 
 GROUP = "vtrain.plugins"
 DISABLE = "VTRAIN_DISABLE_PLUGINS"
@@ -23,6 +26,9 @@ def _disabled(environ: Mapping[str, str]) -> frozenset[str]:
 
 
 def _entry_points(environ: Mapping[str, str]) -> dict[str, EntryPoint]:
+    # importlib.metadata costs ~30 ms to import: more than the rest of vtrain. Only here.
+    from importlib.metadata import entry_points
+
     off = _disabled(environ)
     return {ep.name: ep for ep in entry_points(group=GROUP) if ep.name not in off}
 

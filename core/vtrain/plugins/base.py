@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import importlib.util
 from abc import ABC, abstractmethod
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -26,6 +25,8 @@ class Plugin(ABC):
 
     def is_available(self) -> bool:
         """True when every required module is installed (nothing is imported to find out)."""
+        import importlib.util
+
         return all(importlib.util.find_spec(m) is not None for m in self.requires)
 
     def require(self, module: str) -> ModuleType:
