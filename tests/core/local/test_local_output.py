@@ -1,0 +1,66 @@
+"""Prefixed, coloured replica output, the per-replica log files, and the summary table."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from vtrain.local.output import Output, log_path
+from vtrain.local.result import JobResult, ReplicaResult
+
+
+def test_lines_are_prefixed_and_logged(tmp_path: Path) -> None:
+    stream = io.StringIO()
+    out = Output(["chief-0", "worker-10"], str(tmp_path), stream, colour=False)
+    out.line("chief-0", b"hello \xff")
+    out.line("worker-10", b"step 1\r")
+    out.note("worker-10 exited with 1; restart 1 of 5", "worker-10")
+    out.close()
+    assert stream.getvalue().splitlines() == [
+        "chief-0   | hello \ufffd",
+        "worker-10 | step 1",
+        "vtrain    | worker-10 exited with 1; restart 1 of 5",
+    ]
+    assert Path(log_path(str(tmp_path), "chief-0")).read_bytes() == b"hello \xff\n"
+    assert Path(log_path(str(tmp_path), "worker-10")).read_bytes() == (
+        b"step 1\r\n[vtrain] worker-10 exited with 1; restart 1 of 5\n"
+    )
+    assert "replica-logs" in log_path(str(tmp_path), "chief-0")
+
+
+def test_colour_only_when_asked_or_on_a_terminal(tmp_path: Path) -> None:
+    stream = io.StringIO()
+    out = Output(["chief-0", "worker-0"], str(tmp_path), stream, colour=True)
+    out.line("chief-0", b"a")
+    out.line("worker-0", b"b")
+    out.close()
+    first, second = stream.getvalue().splitlines()
+    assert first.startswith("\033[36mchief-0") and first.endswith("\033[0ma")
+    assert second.startswith("\033[33mworker-0")
+    plain = io.StringIO()  # not a terminal: no colour by default
+    Output(["chief-0"], str(tmp_path), plain).close()
+    out = Output(["chief-0"], str(tmp_path), plain)
+    out.line("chief-0", b"x")
+    out.close()
+    assert "\033" not in plain.getvalue()
+
+
+def test_summary_table() -> None:
+    result = JobResult(
+        outcome="failed",
+        status=3,
+        reason="worker-0 exited with 3 after 5 restarts",
+        replicas=(
+            ReplicaResult("chief-0", 0, -15, True, 12.34),
+            ReplicaResult("worker-0", 5, 3, False, 2.0),
+            ReplicaResult("ps-0", 0, -9, False, 12.3),
+        ),
+    )
+    assert result.table().splitlines() == [
+        "replica   restarts  exit status        wall time",
+        "--------  --------  -----------------  ---------",
+        "chief-0   0         SIGTERM (stopped)  12.3 s",
+        "worker-0  5         3                  2.0 s",
+        "ps-0      0         SIGKILL            12.3 s",
+        "job failed (exit status 3): worker-0 exited with 3 after 5 restarts",
+    ]

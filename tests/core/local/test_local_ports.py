@@ -1,0 +1,77 @@
+"""Loopback ports: free, distinct, and never handed to two concurrent runs."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from vtrain.errors import LaunchError
+from vtrain.local import ports as ports_module
+from vtrain.local import reserve_ports
+
+
+def test_ports_are_distinct_bindable_and_below_the_ephemeral_range(tmp_path: Path) -> None:
+    low, high = ports_module.candidate_range()
+    with reserve_ports(8, folder=str(tmp_path)) as ports:
+        assert len(set(ports)) == 8
+        assert all(low <= p < high for p in ports)
+        for port in ports:
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", port))
+
+
+def test_nested_runs_never_share_a_port(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A range of four ports forces the second run onto exactly the ports the first left.
+    base = _free_block(4)
+    monkeypatch.setattr(ports_module, "candidate_range", lambda: (base, base + 4))
+    with reserve_ports(2, folder=str(tmp_path)) as first:
+        with reserve_ports(2, folder=str(tmp_path)) as second:
+            assert sorted(first + second) == list(range(base, base + 4))
+        with pytest.raises(LaunchError, match=r"found only 2 free ports .*expected 3 free ports"):
+            with reserve_ports(3, folder=str(tmp_path)):
+                pass
+
+
+def test_a_port_locked_by_another_process_is_skipped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    base = _free_block(2)
+    monkeypatch.setattr(ports_module, "candidate_range", lambda: (base, base + 2))
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys, time; from vtrain.local import reserve_ports\n"
+         f"with reserve_ports(1, folder={str(tmp_path)!r}) as p:\n"
+         "    print(p[0], flush=True); time.sleep(60)"],
+        stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert holder.stdout is not None
+        held = int(holder.stdout.readline())
+        with reserve_ports(1, folder=str(tmp_path)) as mine:
+            assert mine == (base + 1 if held == base else base,)
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_a_port_in_use_is_skipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    base = _free_block(2)
+    monkeypatch.setattr(ports_module, "candidate_range", lambda: (base, base + 2))
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", base))
+        busy.listen()
+        with reserve_ports(1, folder=str(tmp_path)) as mine:
+            assert mine == (base + 1,)
+
+
+def _free_block(n: int) -> int:
+    """The first of `n` consecutive ports that are free now."""
+    low, high = ports_module.candidate_range()
+    for base in range(low + 1000, high - n, 97):
+        if all(ports_module._bindable(p, "127.0.0.1") for p in range(base, base + n)):
+            return base
+    raise AssertionError("no free block of ports")
