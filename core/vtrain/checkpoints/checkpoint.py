@@ -1,0 +1,40 @@
+"""`Checkpoint`: one restored step, its files verified against the manifest."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from vtrain.checkpoints.manifest import BYTES_NAME, Manifest
+from vtrain.errors import CheckpointError
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """A restored step: in-memory files for bytes and mapping saves, a folder for callables."""
+
+    step: int
+    uri: str
+    """The committed step folder it was read from."""
+    manifest: Manifest
+    files: Mapping[str, bytearray]
+    """Name -> content, for `save(step, bytes)` and `save(step, {name: bytes})`; else empty."""
+    directory: str | None
+    """A local folder holding the verified files: in place on a local disk or FUSE mount;
+    for a callable's save on FUSE or gs://, a copy (the `into` folder, or a new temporary one)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "files", MappingProxyType(dict(self.files)))
+
+    @property
+    def data(self) -> bytearray:
+        """The content of a `save(step, bytes)`."""
+        if self.manifest.kind != "bytes":
+            raise CheckpointError(
+                "this checkpoint was not saved from bytes",
+                source=self.uri,
+                value=self.manifest.kind,
+                expected="bytes; use .files for a mapping, .directory for a callable's folder",
+            )
+        return self.files[BYTES_NAME]

@@ -1,0 +1,187 @@
+"""Writing and deleting steps with the commit protocol the medium allows.
+
+On a local POSIX disk a step is built in a temporary folder, fsynced, and
+renamed into place: the step appears whole or not at all. On Cloud Storage
+FUSE and on gs://, renames are copy-and-delete, so the files are written into
+a fresh data folder and the commit marker (the manifest) is written last: until
+that one object exists, readers do not see the step. Deletion runs the other
+way round, marker first, so a half-deleted step is never taken for a whole one.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from vtrain.checkpoints.layout import (
+    DELETE_PREFIX,
+    MARKER,
+    TMP_PREFIX,
+    new_data_folder,
+    step_folder,
+    token,
+)
+from vtrain.checkpoints.manifest import FileEntry, Manifest
+from vtrain.checkpoints.payload import Payload
+from vtrain.checkpoints.streams import Crc32, file_crc
+from vtrain.errors import CheckpointError
+from vtrain.storage.local import LocalLocation, fsync_dir, os_errors, walk_files
+from vtrain.storage.location import Location
+
+
+def save_step(location: Location, step: int, payload: Payload) -> Manifest:
+    """Write `payload` as `step` under `location` and commit it; return its manifest."""
+    if location.atomic_rename and location.path is not None:
+        with os_errors("save a checkpoint", location.uri, step_folder(step)):
+            return _save_by_rename(location.path, step, payload)
+    return _save_with_marker(location, step, payload)
+
+
+def delete_step(location: Location, step: int) -> None:
+    """Remove a step so that no reader ever sees it half there."""
+    name = step_folder(step)
+    if location.atomic_rename and location.path is not None:
+        root = location.path
+        doomed = os.path.join(root, f"{DELETE_PREFIX}{name}-{token()}")
+        with os_errors("delete a checkpoint", location.uri, name):
+            try:
+                os.rename(os.path.join(root, name), doomed)
+            except FileNotFoundError:
+                return
+            fsync_dir(root)
+            shutil.rmtree(doomed, ignore_errors=True)
+        return
+    step_location = location.join(name)
+    step_location.remove(MARKER)  # first: from here on the step no longer counts
+    step_location.remove()
+
+
+def _write_files(target: Location, payload: Payload) -> list[FileEntry]:
+    entries = []
+    for name, view in payload.files.items():
+        with Crc32(len(view)) as crc:
+            crc.update(view)  # the whole buffer at once: checksummed while it is written
+            target.write_bytes(name, view)
+            entries.append(FileEntry(name, len(view), crc.value()))
+    return entries
+
+
+def _call_writer(payload: Payload, folder: str, where: str) -> list[str]:
+    assert payload.writer is not None
+    payload.writer(folder)
+    names = walk_files(folder)
+    if not names:
+        raise CheckpointError(
+            "the save callable wrote no files",
+            source=where,
+            value=folder,
+            expected="at least one file written into the folder passed to it",
+        )
+    return names
+
+
+def _manifest(step: int, payload: Payload, folder: str, entries: list[FileEntry]) -> Manifest:
+    return Manifest(step, payload.kind, folder, tuple(entries), time.time())
+
+
+def _fsync_tree(root: str) -> None:
+    for folder, _, _ in os.walk(root, topdown=False):
+        fsync_dir(folder)
+
+
+def _save_by_rename(root: str, step: int, payload: Payload) -> Manifest:
+    name = step_folder(step)
+    final = os.path.join(root, name)
+    os.makedirs(root, exist_ok=True)
+    if os.path.lexists(final):
+        return _replace_in_place(final, step, payload)
+    tmp = os.path.join(root, f"{TMP_PREFIX}{name}-{token()}")
+    folder = new_data_folder()
+    data = os.path.join(tmp, folder)
+    os.mkdir(tmp)
+    try:
+        entries = _write_local(data, payload, where=f"{root}: step {step}")
+        manifest = _manifest(step, payload, folder, entries)
+        LocalLocation(tmp).write_bytes(MARKER, manifest.to_marker())
+        _fsync_tree(tmp)  # every name durable before the rename publishes them
+        os.rename(tmp, final)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    fsync_dir(root)
+    return manifest
+
+
+def _write_local(data: str, payload: Payload, where: str) -> list[FileEntry]:
+    os.mkdir(data)
+    if payload.writer is None:
+        return _write_files(LocalLocation(data), payload)
+    entries = []
+    for rel in _call_writer(payload, data, where):
+        size, crc = file_crc(os.path.join(data, *rel.split("/")), sync=True)
+        entries.append(FileEntry(rel, size, crc))
+    return entries
+
+
+def _replace_in_place(final: str, step: int, payload: Payload) -> Manifest:
+    # A step saved again (a restarted replica re-saving the step it resumed from): the old
+    # files stay valid until an atomic rename swaps the marker, then they are removed.
+    folder = new_data_folder()
+    data = os.path.join(final, folder)
+    marker_tmp = os.path.join(final, f"{TMP_PREFIX}{MARKER}-{token()}")
+    try:
+        entries = _write_local(data, payload, where=f"{final}: step {step}")
+        manifest = _manifest(step, payload, folder, entries)
+        _fsync_tree(data)
+        LocalLocation(final).write_bytes(os.path.basename(marker_tmp), manifest.to_marker())
+        os.replace(marker_tmp, os.path.join(final, MARKER))
+    except BaseException:
+        shutil.rmtree(data, ignore_errors=True)
+        if os.path.exists(marker_tmp):
+            os.remove(marker_tmp)
+        raise
+    fsync_dir(final)
+    _remove_others(LocalLocation(final), keep=(MARKER, folder))
+    return manifest
+
+
+def _remove_others(step_location: Location, keep: tuple[str, ...]) -> None:
+    for entry in step_location.list():
+        if entry not in keep:
+            step_location.remove(entry)
+
+
+def _save_with_marker(location: Location, step: int, payload: Payload) -> Manifest:
+    name = step_folder(step)
+    step_location = location.join(name)
+    folder = new_data_folder()
+    data = step_location.join(folder)
+    data.makedirs()
+    if payload.writer is None:
+        entries = _write_files(data, payload)
+    else:
+        entries = _upload_written(data, payload, where=f"{location.uri}: step {step}")
+    manifest = _manifest(step, payload, folder, entries)
+    # The marker goes last: on gs:// and on gcsfuse an object appears whole, when it is
+    # complete, so the step is committed at once. (A local folder only *treated* as FUSE
+    # overwrites a re-saved step's marker in place; a kill there loses that step.)
+    step_location.write_bytes(MARKER, manifest.to_marker())
+    _remove_others(step_location, keep=(MARKER, folder))
+    return manifest
+
+
+def _upload_written(target: Location, payload: Payload, where: str) -> list[FileEntry]:
+    # The callable writes to local disk first: frameworks write in small pieces, which are
+    # slow on gcsfuse, and reading back through the mount to checksum would download again.
+    entries = []
+    with tempfile.TemporaryDirectory(prefix="vtrain-save-") as tmp, ThreadPoolExecutor(1) as pool:
+        for rel in _call_writer(payload, tmp, where):
+            path = os.path.join(tmp, *rel.split("/"))
+            checksum = pool.submit(file_crc, path)  # reads from the page cache while uploading
+            target.upload(path, rel)
+            size, crc = checksum.result()
+            entries.append(FileEntry(rel, size, crc))
+    return entries

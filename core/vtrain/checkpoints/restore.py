@@ -1,0 +1,129 @@
+"""Finding committed steps and reading them back, every byte checked against the manifest."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+from vtrain.checkpoints.checkpoint import Checkpoint
+from vtrain.checkpoints.layout import MARKER, parse_step_folder, step_folder
+from vtrain.checkpoints.manifest import FileEntry, Manifest
+from vtrain.checkpoints.streams import Crc32, CrcSink, file_crc, mismatch, read_into
+from vtrain.errors import CheckpointError, StorageError
+from vtrain.storage.location import Location
+
+
+def step_candidates(location: Location) -> list[int]:
+    """Steps that have a folder, committed or not, in ascending order."""
+    found = (parse_step_folder(name) for name in location.list())
+    return sorted(s for s in found if s is not None)
+
+
+def read_manifest(location: Location, step: int) -> Manifest:
+    """The manifest of a committed step; `CheckpointError` when it has no valid marker."""
+    name = f"{step_folder(step)}/{MARKER}"
+    where = f"{location.uri}: step {step}"
+    try:
+        data = location.read_bytes(name)
+    except StorageError as e:
+        if location.exists(name):
+            raise  # a marker that is there but cannot be read: a real fault, not "uncommitted"
+        raise CheckpointError(
+            "step is not committed (no commit marker)",
+            source=where,
+            hint="a save that was interrupted leaves such a folder; it is ignored",
+        ) from e
+    manifest = Manifest.from_marker(data, where)
+    if manifest.step != step:
+        raise CheckpointError(
+            "commit marker belongs to another step", source=where, value=manifest.step,
+            expected=str(step),
+        )
+    return manifest
+
+
+def committed_manifest(location: Location, step: int) -> Manifest | None:
+    """The manifest of a committed step, or None for a step folder without a valid marker."""
+    try:
+        return read_manifest(location, step)
+    except CheckpointError:
+        return None
+
+
+def _file_path(data: Location, name: str) -> str | None:
+    return None if data.path is None else os.path.join(data.path, *name.split("/"))
+
+
+def _check(entry: FileEntry, size: int, crc: int, where: str) -> None:
+    if size != entry.size:
+        raise mismatch(where, entry.name, "size", f"{size} bytes", f"{entry.size} bytes")
+    if crc != entry.crc32:
+        raise mismatch(where, entry.name, "CRC-32", f"{crc:08x}", f"{entry.crc32:08x}")
+
+
+def _read_verified(data: Location, entry: FileEntry, where: str) -> bytearray:
+    # A bytearray filled in place: returning bytes would cost one more copy of the whole file.
+    buffer = bytearray(entry.size)
+    path = _file_path(data, entry.name)
+    if path is not None:
+        crc = read_into(path, buffer, where=where, name=entry.name)
+        _check(entry, entry.size, crc, where)
+        return buffer
+    with Crc32(entry.size) as running:
+        sink = CrcSink(buffer, entry.size, running)
+        data.download_fileobj(entry.name, sink)  # type: ignore[arg-type]
+        _check(entry, sink.written, running.value(), where)
+    return buffer
+
+
+def _copy_verified(data: Location, entry: FileEntry, target: str, where: str) -> None:
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    with open(target, "wb") as out, Crc32(entry.size) as running:
+        sink = CrcSink(out, entry.size, running)
+        data.download_fileobj(entry.name, sink)  # type: ignore[arg-type]
+        _check(entry, sink.written, running.value(), where)
+
+
+def _verify_in_place(data: Location, entry: FileEntry, where: str) -> None:
+    path = _file_path(data, entry.name)
+    assert path is not None
+    size, crc = file_crc(path)
+    _check(entry, size, crc, where)
+
+
+def load(location: Location, manifest: Manifest, *, into: str | None = None) -> Checkpoint:
+    """Read a committed step and verify every file; `CheckpointError` names the first bad one."""
+    step_location = location.join(step_folder(manifest.step))
+    data = step_location.join(manifest.folder)
+    where = f"{location.uri}: step {manifest.step}"
+    files: dict[str, bytearray] = {}
+    directory = data.path
+    try:
+        if manifest.kind != "directory":
+            for entry in manifest.files:
+                files[entry.name] = _read_verified(data, entry, where)
+        elif location.atomic_rename and data.path is not None:
+            for entry in manifest.files:
+                _verify_in_place(data, entry, where)
+        else:
+            # FUSE and gs:// copy to local disk once, checking as they go, rather than
+            # verifying through the mount and then having the framework download it again.
+            directory = into or tempfile.mkdtemp(prefix=f"vtrain-restore-{manifest.step}-")
+            for entry in manifest.files:
+                target = os.path.join(directory, *entry.name.split("/"))
+                _copy_verified(data, entry, target, where)
+    except CheckpointError:
+        raise
+    except (StorageError, OSError) as e:
+        raise CheckpointError(
+            f"cannot read a file the manifest names: {e}",
+            source=where,
+            hint="the step was damaged or deleted after it was committed",
+        ) from e
+    return Checkpoint(
+        step=manifest.step,
+        uri=step_location.uri,
+        manifest=manifest,
+        files=files,
+        directory=directory,
+    )

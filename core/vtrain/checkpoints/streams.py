@@ -1,0 +1,152 @@
+"""Moving checkpoint bytes while their CRC-32 is computed on the side, in one pass.
+
+zlib.crc32 and file reads and writes all release the GIL on large buffers, so a
+second thread checksums chunk N while this one reads or writes chunk N+1: a
+save or restore then costs about max(I/O, CRC) rather than their sum.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import queue
+import threading
+import zlib
+from types import TracebackType
+from typing import TYPE_CHECKING, BinaryIO
+
+from vtrain.errors import CheckpointError
+from vtrain.storage.local import CHUNK
+
+if TYPE_CHECKING:
+    from typing_extensions import Buffer
+
+PARALLEL_MIN = 4 << 20
+"""Below this many bytes a second thread costs more than it saves."""
+
+
+class Crc32:
+    """A running CRC-32; for large inputs it runs on a second thread. Use as a context manager."""
+
+    def __init__(self, size_hint: int) -> None:
+        self._value = 0
+        self._error: BaseException | None = None
+        self._queue: queue.SimpleQueue[Buffer | None] | None = None
+        self._thread: threading.Thread | None = None
+        if size_hint >= PARALLEL_MIN:
+            self._queue = queue.SimpleQueue()
+            self._thread = threading.Thread(target=self._run, name="vtrain-crc32", daemon=True)
+            self._thread.start()
+
+    def _run(self) -> None:
+        assert self._queue is not None
+        while (chunk := self._queue.get()) is not None:
+            try:
+                self._value = zlib.crc32(chunk, self._value)
+            except BaseException as e:  # kept for value(); the thread must keep draining
+                self._error = e
+
+    def update(self, chunk: Buffer) -> None:
+        """Add bytes; the caller must not change them until `value()` returns."""
+        if self._queue is not None:
+            self._queue.put(chunk)
+        else:
+            self._value = zlib.crc32(chunk, self._value)
+
+    def value(self) -> int:
+        """The CRC of everything added so far (waits for the second thread)."""
+        self.close()
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+    def close(self) -> None:
+        """Stop the second thread, if there is one."""
+        if self._thread is not None and self._queue is not None:
+            self._queue.put(None)
+            self._thread.join()
+            self._thread = None
+
+    def __enter__(self) -> Crc32:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+def mismatch(where: str, name: str, what: str, got: str, expected: str) -> CheckpointError:
+    """The error for a file that does not match its manifest entry."""
+    return CheckpointError(
+        f"file {name!r} does not match the manifest ({what})",
+        source=where,
+        value=got,
+        expected=expected,
+        hint="the file was truncated, changed or damaged after the step was committed",
+    )
+
+
+def file_crc(path: str, *, sync: bool = False) -> tuple[int, int]:
+    """(size, CRC-32) of a local file, read with large buffers; fsync it first when `sync`."""
+    with open(path, "rb", buffering=0) as f:
+        if sync:
+            os.fsync(f.fileno())
+        size = os.fstat(f.fileno()).st_size
+        with Crc32(size) as crc:
+            total = 0
+            while chunk := f.read(CHUNK):
+                crc.update(chunk)  # a fresh bytes object per chunk: safe to hand to the thread
+                total += len(chunk)
+            return total, crc.value()
+
+
+def read_into(path: str, buffer: bytearray, *, where: str, name: str) -> int:
+    """Fill `buffer` with a local file that must be exactly as long; return its CRC-32."""
+    size = len(buffer)
+    view = memoryview(buffer)
+    with open(path, "rb", buffering=0) as f:
+        actual = os.fstat(f.fileno()).st_size
+        if actual != size:
+            raise mismatch(where, name, "size", f"{actual} bytes", f"{size} bytes")
+        with Crc32(size) as crc:
+            pos = 0
+            while pos < size:
+                got = f.readinto(view[pos : pos + CHUNK])
+                if not got:
+                    raise mismatch(where, name, "size", f"{pos} bytes", f"{size} bytes")
+                crc.update(view[pos : pos + got])
+                pos += got
+            return crc.value()
+
+
+class CrcSink(io.RawIOBase):
+    """A writable file object that checksums what passes and stores it in a buffer or a file."""
+
+    def __init__(self, target: bytearray | BinaryIO, size: int, crc: Crc32) -> None:
+        super().__init__()
+        self._target = target
+        self._size = size
+        self._crc = crc
+        self.written = 0
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, b: Buffer) -> int:
+        view = memoryview(b).cast("B")
+        n = len(view)
+        end = self.written + n
+        if isinstance(self._target, bytearray):
+            if end > self._size:
+                # Longer than the manifest says: keep counting, stop storing.
+                self.written = end
+                return n
+            self._target[self.written : end] = view
+            self._crc.update(memoryview(self._target)[self.written : end])
+        else:
+            self._target.write(view)
+            # The caller may reuse a mutable buffer after we return; the thread needs bytes of its own.
+            self._crc.update(b if isinstance(b, bytes) else bytes(view))
+        self.written = end
+        return n

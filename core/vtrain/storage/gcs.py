@@ -1,0 +1,207 @@
+"""`GcsLocation`: a `gs://BUCKET/prefix` reached through the google-cloud-storage client.
+
+The client is imported inside functions, so the core stays standard-library
+only; a missing package raises `MissingExtraError` naming the `gcs` extra.
+With `STORAGE_EMULATOR_HOST` set, the client talks to that emulator with
+anonymous credentials, as the emulator expects.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+from vtrain.errors import MissingExtraError, StorageError
+from vtrain.storage.local import CHUNK, walk_files
+from vtrain.storage.location import Location
+from vtrain.storage.names import join_name
+
+if TYPE_CHECKING:
+    from typing_extensions import Buffer
+
+EMULATOR_VARIABLE = "STORAGE_EMULATOR_HOST"
+EMULATOR_PROJECT = "vtrain-emulator"
+_NAME = "gs:// locations"
+
+
+def _storage() -> Any:
+    try:
+        from google.cloud import storage  # type: ignore[attr-defined,unused-ignore]
+    except ImportError as e:
+        raise MissingExtraError(_NAME, "gcs", module="google.cloud.storage") from e
+    return storage
+
+
+def storage_client(environ: Mapping[str, str] | None = None) -> Any:
+    """A `google.cloud.storage.Client`; anonymous, against the emulator when one is set."""
+    env = os.environ if environ is None else environ
+    storage = _storage()
+    host = env.get(EMULATOR_VARIABLE)
+    if host:
+        from google.auth.credentials import AnonymousCredentials
+
+        if "://" not in host:
+            host = f"http://{host}"
+        return storage.Client(
+            project=env.get("GOOGLE_CLOUD_PROJECT") or EMULATOR_PROJECT,
+            credentials=AnonymousCredentials(),
+            client_options={"api_endpoint": host},
+        )
+    return storage.Client()
+
+
+@contextlib.contextmanager
+def _api_errors(operation: str, where: str, name: str = "") -> Iterator[None]:
+    from google.api_core import exceptions
+
+    try:
+        yield
+    except exceptions.NotFound as e:
+        raise StorageError(
+            f"cannot {operation}: not found", source=where, path=name or None
+        ) from e
+    except exceptions.GoogleAPIError as e:
+        raise StorageError(
+            f"cannot {operation}: {e}",
+            source=where,
+            path=name or None,
+            hint="check the bucket name, the credentials and the network",
+        ) from e
+
+
+class GcsLocation(Location):
+    """A prefix in a Cloud Storage bucket; folders are name prefixes, writes are whole objects."""
+
+    atomic_rename = False
+
+    def __init__(
+        self,
+        bucket: str,
+        prefix: str = "",
+        *,
+        client: Any = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        self.bucket_name = bucket
+        self.prefix = prefix.strip("/")
+        self._client = client
+        self._environ = dict(os.environ if environ is None else environ)
+
+    @property
+    def uri(self) -> str:
+        return f"gs://{self.bucket_name}/{self.prefix}".rstrip("/")
+
+    @property
+    def client(self) -> Any:
+        """The storage client, made on first use."""
+        if self._client is None:
+            self._client = storage_client(self._environ)
+        return self._client
+
+    def _key(self, name: str) -> str:
+        return join_name(self.prefix, self._check(name))
+
+    def _blob(self, name: str) -> Any:
+        if not name:
+            raise StorageError("a file name is needed here", source=self.uri, value=name)
+        return self.client.bucket(self.bucket_name).blob(self._key(name))
+
+    def join(self, *names: str) -> GcsLocation:
+        child = GcsLocation(
+            self.bucket_name, self._key(self._child(*names)), client=self._client
+        )
+        child._environ = self._environ
+        return child
+
+    def open_read(self, name: str) -> BinaryIO:
+        with _api_errors("open for reading", self.uri, name):
+            reader: BinaryIO = self._blob(name).open("rb", chunk_size=CHUNK)
+            return reader
+
+    def open_write(self, name: str) -> BinaryIO:
+        with _api_errors("open for writing", self.uri, name):
+            writer: BinaryIO = self._blob(name).open("wb", chunk_size=CHUNK, ignore_flush=True)
+            return writer
+
+    def read_bytes(self, name: str) -> bytes:
+        with _api_errors("read", self.uri, name):
+            data: bytes = self._blob(name).download_as_bytes()
+            return data
+
+    def write_bytes(self, name: str, data: Buffer) -> None:
+        # BytesIO shares a bytes object's memory instead of copying it.
+        raw = data if isinstance(data, bytes) else bytes(memoryview(data))
+        with _api_errors("write", self.uri, name):
+            self._blob(name).upload_from_file(io.BytesIO(raw), size=len(raw))
+
+    def download_fileobj(self, name: str, fileobj: BinaryIO) -> None:
+        with _api_errors("read", self.uri, name):
+            self._blob(name).download_to_file(fileobj)
+
+    def _list_prefix(self, name: str, *, delimiter: str | None) -> Any:
+        key = self._key(name)
+        return self.client.list_blobs(
+            self.bucket_name, prefix=f"{key}/" if key else "", delimiter=delimiter
+        )
+
+    def exists(self, name: str = "") -> bool:
+        with _api_errors("look up", self.uri, name):
+            if name and self._blob(name).exists():
+                return True
+            return any(True for _ in self._list_prefix(name, delimiter=None))
+
+    def list(self, name: str = "") -> list[str]:
+        key = self._key(name)
+        start = len(key) + 1 if key else 0
+        with _api_errors("list", self.uri, name):
+            pages = self._list_prefix(name, delimiter="/")
+            names = {blob.name[start:] for blob in pages}
+            names |= {p[start:].rstrip("/") for p in pages.prefixes}
+        names.discard("")  # a "folder/" placeholder object is the folder itself
+        return sorted(names)
+
+    def makedirs(self, name: str = "") -> None:
+        self._check(name)  # object stores have no folders; only the name is checked
+
+    def remove(self, name: str = "") -> None:
+        from google.api_core import exceptions
+
+        with _api_errors("remove", self.uri, name):
+            blobs = list(self._list_prefix(name, delimiter=None))
+            if name:
+                blobs.append(self._blob(name))
+            for blob in blobs:
+                with contextlib.suppress(exceptions.NotFound):
+                    blob.delete()
+
+    def upload(self, local_path: str, name: str = "") -> None:
+        with _api_errors("upload", self.uri, name):
+            if os.path.isdir(local_path):
+                for rel in walk_files(local_path):
+                    path = os.path.join(local_path, *rel.split("/"))
+                    self._blob(join_name(name, rel)).upload_from_filename(path)
+            else:
+                self._blob(name).upload_from_filename(local_path)
+
+    def download(self, name: str, local_path: str) -> None:
+        with _api_errors("download", self.uri, name):
+            if name and self._blob(name).exists():
+                os.makedirs(os.path.dirname(os.path.abspath(local_path)), exist_ok=True)
+                self._blob(name).download_to_filename(local_path)
+                return
+            key = self._key(name)
+            start = len(key) + 1 if key else 0
+            found = False
+            for blob in self._list_prefix(name, delimiter=None):
+                if blob.name.endswith("/"):
+                    continue  # a folder placeholder, as the console and gcsfuse create
+                rel = self._check(blob.name[start:], "object name")
+                target = os.path.join(local_path, *rel.split("/"))
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                blob.download_to_filename(target)
+                found = True
+            if not found:
+                raise StorageError("nothing to download", source=self.uri, path=name or None)

@@ -1,0 +1,184 @@
+"""`LocalLocation`: a folder on a local POSIX disk, where a folder rename is atomic."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, BinaryIO
+
+from vtrain.errors import StorageError
+from vtrain.storage.location import Location
+
+if TYPE_CHECKING:
+    from typing_extensions import Buffer
+
+CHUNK = 16 << 20
+"""Bytes per read or write call: large enough that system-call overhead is noise."""
+
+
+@contextlib.contextmanager
+def os_errors(operation: str, where: str, name: str = "") -> Iterator[None]:
+    """Turn an `OSError` into a `StorageError` that names the operation and the file."""
+    try:
+        yield
+    except OSError as e:
+        raise StorageError(
+            f"cannot {operation}: {e.strerror or e}",
+            source=where,
+            path=name or None,
+            hint="check that the folder exists, is writable and has free space",
+        ) from e
+
+
+def write_all(fd: int, data: Buffer) -> int:
+    """Write a whole buffer to a file descriptor in large slices; return its length."""
+    view = memoryview(data).cast("B")
+    pos, size = 0, len(view)
+    while pos < size:
+        pos += os.write(fd, view[pos : pos + CHUNK])
+    return size
+
+
+def fsync_dir(path: str) -> None:
+    """Make a folder's entries durable (new, renamed or removed names)."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some file systems (FUSE, network mounts) refuse fsync on a folder; nothing to do
+    finally:
+        os.close(fd)
+
+
+def copy_file(src: str, dst: str, *, sync: bool) -> None:
+    """Copy one file with large buffers; fsync the copy when `sync`."""
+    os.makedirs(os.path.dirname(dst) or ".", exist_ok=True)
+    with open(src, "rb", buffering=0) as fin:
+        fd = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+        try:
+            while chunk := fin.read(CHUNK):
+                write_all(fd, chunk)
+            if sync:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def walk_files(root: str) -> list[str]:
+    """Relative '/'-separated names of the regular files under `root`, sorted."""
+    found = []
+    for folder, dirs, files in os.walk(root):
+        dirs.sort()
+        for f in files:
+            full = os.path.join(folder, f)
+            if os.path.islink(full) or not os.path.isfile(full):
+                raise StorageError(
+                    "not a regular file",
+                    source=root,
+                    value=os.path.relpath(full, root),
+                    expected="plain files and folders only (no links, sockets or devices)",
+                )
+            found.append(os.path.relpath(full, root).replace(os.sep, "/"))
+    return sorted(found)
+
+
+class LocalLocation(Location):
+    """A folder on a local disk: writes are fsynced, folder renames are atomic."""
+
+    atomic_rename = True
+
+    def __init__(self, path: str) -> None:
+        self._path = os.path.abspath(path)
+
+    @property
+    def uri(self) -> str:
+        return self._path
+
+    @property
+    def path(self) -> str:
+        return self._path
+
+    def full(self, name: str = "") -> str:
+        """The file-system path of `name` inside this folder."""
+        name = self._check(name)
+        return os.path.join(self._path, *name.split("/")) if name else self._path
+
+    def join(self, *names: str) -> LocalLocation:
+        return type(self)(self.full(self._child(*names)))
+
+    def open_read(self, name: str) -> BinaryIO:
+        with os_errors("open for reading", self.uri, name):
+            return open(self.full(name), "rb", buffering=CHUNK)
+
+    def open_write(self, name: str) -> BinaryIO:
+        path = self.full(name)
+        with os_errors("open for writing", self.uri, name):
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            return open(path, "wb", buffering=CHUNK)
+
+    def read_bytes(self, name: str) -> bytes:
+        with os_errors("read", self.uri, name), open(self.full(name), "rb", buffering=0) as f:
+            return f.read()
+
+    def write_bytes(self, name: str, data: Buffer) -> None:
+        path = self.full(name)
+        with os_errors("write", self.uri, name):
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+            try:
+                write_all(fd, data)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+
+    def download_fileobj(self, name: str, fileobj: BinaryIO) -> None:
+        with os_errors("read", self.uri, name), open(self.full(name), "rb", buffering=0) as f:
+            while chunk := f.read(CHUNK):
+                fileobj.write(chunk)
+
+    def exists(self, name: str = "") -> bool:
+        path = self.full(name)
+        if os.path.isdir(path):
+            return True
+        return os.path.exists(path)
+
+    def list(self, name: str = "") -> list[str]:
+        try:
+            return sorted(os.listdir(self.full(name)))
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        except OSError as e:
+            raise StorageError(f"cannot list: {e.strerror}", source=self.uri, path=name) from e
+
+    def makedirs(self, name: str = "") -> None:
+        with os_errors("create folder", self.uri, name):
+            os.makedirs(self.full(name), exist_ok=True)
+
+    def remove(self, name: str = "") -> None:
+        path = self.full(name)
+        with os_errors("remove", self.uri, name):
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path)
+            else:
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(path)
+
+    def upload(self, local_path: str, name: str = "") -> None:
+        dst = self.full(name)
+        with os_errors("copy in", self.uri, name):
+            if os.path.isdir(local_path):
+                for rel in walk_files(local_path):
+                    copy_file(os.path.join(local_path, rel), os.path.join(dst, rel), sync=True)
+            else:
+                copy_file(local_path, dst, sync=True)
+
+    def download(self, name: str, local_path: str) -> None:
+        src = self.full(name)
+        with os_errors("copy out", self.uri, name):
+            if os.path.isdir(src):
+                for rel in walk_files(src):
+                    copy_file(os.path.join(src, rel), os.path.join(local_path, rel), sync=False)
+            else:
+                copy_file(src, local_path, sync=False)

@@ -1,0 +1,182 @@
+"""`Location`: one small interface over a local folder, a `/gcs/` FUSE folder and a `gs://` prefix.
+
+`open_location` picks the implementation: a `gs://` URI goes through the Cloud
+Storage FUSE mount when the bucket is mounted (as on every Vertex AI node),
+otherwise through the storage client; a path under the mount root gets FUSE
+semantics (renames are copy-and-delete there, so nothing may rely on them).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+from vtrain.errors import StorageError
+from vtrain.storage.names import check_name, join_name
+
+if TYPE_CHECKING:
+    from typing_extensions import Buffer
+
+DEFAULT_GCS_MOUNT = "/gcs"
+GCS_MOUNT_VARIABLE = "VTRAIN_GCS_MOUNT"
+
+# Bucket naming rules from the Cloud Storage documentation (dotted names may be longer).
+_BUCKET = re.compile(r"[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]")
+
+
+class Location(ABC):
+    """A folder on some storage; every name below it is relative, '/'-separated and checked."""
+
+    atomic_rename: bool = False
+    """True where renaming a folder publishes it atomically (a local POSIX disk)."""
+
+    @property
+    @abstractmethod
+    def uri(self) -> str:
+        """Where this folder is, as a user would write it (a path or a gs:// URI)."""
+
+    @property
+    def path(self) -> str | None:
+        """The folder's path on a mounted file system, or None for an object store."""
+        return None
+
+    @abstractmethod
+    def join(self, *names: str) -> Location:
+        """The location of a subfolder."""
+
+    @abstractmethod
+    def open_read(self, name: str) -> BinaryIO:
+        """Open a file for streaming reads."""
+
+    @abstractmethod
+    def open_write(self, name: str) -> BinaryIO:
+        """Open a file for streaming writes; it is complete once closed."""
+
+    @abstractmethod
+    def read_bytes(self, name: str) -> bytes:
+        """The whole content of a file."""
+
+    @abstractmethod
+    def write_bytes(self, name: str, data: Buffer) -> None:
+        """Write a whole file durably (flushed to the medium before this returns)."""
+
+    @abstractmethod
+    def download_fileobj(self, name: str, fileobj: BinaryIO) -> None:
+        """Stream a file's content into a writable file object."""
+
+    @abstractmethod
+    def exists(self, name: str = "") -> bool:
+        """True if `name` (or this folder, for "") is a file or a non-empty folder."""
+
+    @abstractmethod
+    def list(self, name: str = "") -> list[str]:
+        """Sorted names of the files and folders directly inside a folder; [] if it is missing."""
+
+    @abstractmethod
+    def makedirs(self, name: str = "") -> None:
+        """Create a folder and its parents (nothing to do on an object store)."""
+
+    @abstractmethod
+    def remove(self, name: str = "") -> None:
+        """Remove a file or a whole folder; a missing one is not an error."""
+
+    @abstractmethod
+    def upload(self, local_path: str, name: str = "") -> None:
+        """Copy a local file or folder to `name`."""
+
+    @abstractmethod
+    def download(self, name: str, local_path: str) -> None:
+        """Copy the file or folder `name` to a local path."""
+
+    def _check(self, name: str, what: str = "name") -> str:
+        return check_name(name, where=self.uri, what=what) if name else ""
+
+    def _child(self, *names: str) -> str:
+        name = join_name(*names)
+        return self._check(name) if name else ""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.uri!r})"
+
+    def __str__(self) -> str:
+        return self.uri
+
+
+def gcs_mount_root(gcs_mount: str | None = None, environ: Mapping[str, str] | None = None) -> str:
+    """The Cloud Storage FUSE mount root: the argument, else `VTRAIN_GCS_MOUNT`, else /gcs."""
+    env = os.environ if environ is None else environ
+    return os.path.abspath(gcs_mount or env.get(GCS_MOUNT_VARIABLE) or DEFAULT_GCS_MOUNT)
+
+
+def split_gs_uri(uri: str) -> tuple[str, str]:
+    """(bucket, object prefix) of a gs:// URI; the prefix has no leading or trailing '/'."""
+    if not uri.startswith("gs://"):
+        raise StorageError("not a gs:// URI", value=uri, expected="gs://BUCKET/PATH")
+    bucket, _, prefix = uri[len("gs://") :].partition("/")
+    if not _BUCKET.fullmatch(bucket) or ".." in bucket:
+        raise StorageError(
+            "not a Cloud Storage bucket name",
+            source=uri,
+            value=bucket,
+            expected="3-222 lowercase letters, digits, '-', '_' or '.', starting and ending "
+            "with a letter or digit",
+        )
+    prefix = prefix.rstrip("/")
+    if prefix:
+        check_name(prefix, where=uri, what="object path")
+    return bucket, prefix
+
+
+def _is_under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def open_location(
+    uri_or_path: str | os.PathLike[str],
+    *,
+    gcs_mount: str | None = None,
+    fuse: bool | None = None,
+    environ: Mapping[str, str] | None = None,
+    client: Any = None,
+) -> Location:
+    """A `Location` for a local path, a /gcs/ FUSE path or a gs:// URI.
+
+    `gcs_mount` (else `VTRAIN_GCS_MOUNT`, else /gcs) is where gs:// buckets are
+    mounted; `fuse=True` gives a local folder FUSE semantics (for tests),
+    `fuse=False` insists on POSIX renames, or on the storage client for gs://.
+    `client` is a `google.cloud.storage.Client` to reuse for gs://.
+    """
+    from vtrain.storage.fuse import FuseLocation
+    from vtrain.storage.gcs import GcsLocation
+    from vtrain.storage.local import LocalLocation
+
+    env = os.environ if environ is None else environ
+    text = os.fspath(uri_or_path)
+    mount = gcs_mount_root(gcs_mount, env)
+    if not text:
+        raise StorageError("empty location", value=text, expected="a path or a gs:// URI")
+    if text.startswith("gs://"):
+        bucket, prefix = split_gs_uri(text)
+        mounted = os.path.join(mount, bucket)
+        if fuse is not False and os.path.isdir(mounted):
+            parts = prefix.split("/") if prefix else []
+            return FuseLocation(os.path.join(mounted, *parts))
+        return GcsLocation(bucket, prefix, client=client, environ=env)
+    if text.startswith("file://"):
+        text = text[len("file://") :]
+    elif "://" in text:
+        scheme = text.split("://", 1)[0]
+        raise StorageError(
+            "unsupported storage scheme",
+            source=text,
+            value=scheme,
+            expected="a local path, a /gcs/ path, file:// or gs://",
+        )
+    path = os.path.abspath(os.path.expanduser(text))
+    if fuse is None:
+        # A path under either root is Cloud Storage FUSE: better slow-but-safe than trusting renames.
+        fuse = _is_under(path, mount) or _is_under(path, DEFAULT_GCS_MOUNT)
+    return FuseLocation(path) if fuse else LocalLocation(path)
