@@ -1,0 +1,214 @@
+"""Study files: Vertex's StudySpec fields, in YAML or JSON; errors name the field."""
+
+from __future__ import annotations
+
+import copy
+import json
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from vtrain.errors import ConfigError, MissingExtraError
+from vtrain.hypertune.study import Metric, Parameter, Study
+
+YAML = """
+metrics:
+  - metric_id: loss
+    goal: MINIMIZE
+parameters:
+  - parameter_id: learning_rate
+    double_value_spec: {min_value: 0.0001, max_value: 0.1}
+    scale_type: UNIT_LOG_SCALE
+  - parameter_id: layers
+    integer_value_spec: {min_value: 1, max_value: 4}
+    scale_type: LINEAR
+  - parameter_id: batch_size
+    discrete_value_spec: {values: [16, 32, 64]}
+  - parameter_id: optimizer
+    categorical_value_spec: {values: [adam, sgd]}
+algorithm: RANDOM_SEARCH
+max_trial_count: 20
+parallel_trial_count: 4
+max_failed_trial_count: 3
+"""
+
+EXPECTED = Study(
+    metric=Metric("loss", "MINIMIZE"),
+    parameters=(
+        Parameter("learning_rate", "DOUBLE", min_value=0.0001, max_value=0.1, scale="LOG"),
+        Parameter("layers", "INTEGER", min_value=1, max_value=4),
+        Parameter("batch_size", "DISCRETE", values=(16, 32, 64)),
+        Parameter("optimizer", "CATEGORICAL", values=("adam", "sgd")),
+    ),
+    algorithm="RANDOM_SEARCH",
+    max_trial_count=20,
+    parallel_trial_count=4,
+    max_failed_trial_count=3,
+    source="study.yaml",
+)
+
+# The same study as a `gcloud ai hp-tuning-jobs create --config` file: camelCase, nested
+# under studySpec, Vertex's int64-as-string, and a trialJobSpec the local runner ignores.
+GCLOUD_JSON = {
+    "displayName": "local",
+    "maxTrialCount": 20,
+    "parallelTrialCount": 4,
+    "maxFailedTrialCount": "3",
+    "studySpec": {
+        "metrics": [{"metricId": "loss", "goal": "MINIMIZE"}],
+        "parameters": [
+            {"parameterId": "learning_rate", "doubleValueSpec": {"minValue": 0.0001, "maxValue": 0.1},
+             "scaleType": "UNIT_LOG_SCALE"},
+            {"parameterId": "layers", "integerValueSpec": {"minValue": "1", "maxValue": "4"},
+             "scaleType": "UNIT_LINEAR_SCALE"},
+            {"parameterId": "batch_size", "discreteValueSpec": {"values": [16, 32, 64]}},
+            {"parameterId": "optimizer", "categoricalValueSpec": {"values": ["adam", "sgd"]}},
+        ],
+        "algorithm": "RANDOM_SEARCH",
+    },
+    "trialJobSpec": {"workerPoolSpecs": []},
+}  # fmt: skip
+
+
+def test_yaml_study_file(tmp_path: Path) -> None:
+    path = tmp_path / "study.yaml"
+    path.write_text(YAML)
+    study = Study.from_file(str(path))
+    assert study == replace(EXPECTED, source=str(path))
+
+
+def test_gcloud_config_in_json_needs_only_the_standard_library(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "yaml", None)  # as if pyyaml were not installed
+    path = tmp_path / "job.json"
+    path.write_text(json.dumps(GCLOUD_JSON))
+    study = Study.from_file(str(path))
+    assert study == replace(EXPECTED, source=str(path), ignored=("displayName", "trialJobSpec"))
+
+
+def test_yaml_without_pyyaml_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "yaml", None)
+    with pytest.raises(MissingExtraError, match=r"YAML study file needs 'yaml'.*vtrain\[tune\]"):
+        Study.from_text(YAML, source="study.yaml")
+
+
+def test_defaults() -> None:
+    study = Study.from_mapping({
+        "metrics": [{"metric_id": "acc", "goal": "MAXIMIZE"}],
+        "parameters": [{"parameter_id": "x", "double_value_spec": {"min_value": 0, "max_value": 1}}],
+        "max_trial_count": 5,
+    })  # fmt: skip
+    assert (study.algorithm, study.parallel_trial_count, study.max_failed_trial_count) == (
+        "ALGORITHM_UNSPECIFIED", 1, 0,
+    )  # fmt: skip
+    assert study.parameters[0].scale == "LINEAR"
+
+
+def test_round_trip_through_to_dict() -> None:
+    study = Study.from_text(YAML, source="study.yaml")
+    assert Study.from_mapping(study.to_dict(), source="study.yaml") == study
+
+
+@pytest.mark.parametrize(
+    ("p", "value", "flag"),
+    [
+        (Parameter("lr", "DOUBLE", 0.0, 1.0), 0.01, "--lr=0.01"),
+        (Parameter("lr", "DOUBLE", 0.0, 1.0), 1e-05, "--lr=1e-05"),
+        (Parameter("n", "INTEGER", 1, 4), 3, "--n=3"),
+        (Parameter("b", "DISCRETE", values=(16, 32)), 32, "--b=32"),
+        (Parameter("b", "DISCRETE", values=(0.5, 1.5)), 1.5, "--b=1.5"),
+        (Parameter("opt", "CATEGORICAL", values=("adam",)), "adam", "--opt=adam"),
+    ],
+)
+def test_flags(p: Parameter, value: Any, flag: str) -> None:
+    assert p.flag(value) == flag
+
+
+def base() -> dict[str, Any]:
+    import yaml
+
+    return dict(yaml.safe_load(YAML))
+
+
+def edit(path: str, value: Any) -> dict[str, Any]:
+    """The YAML study with the field at a dotted path (list indexes as numbers) set or deleted."""
+    document = copy.deepcopy(base())
+    *parents, last = [int(p) if p.isdigit() else p for p in path.split(".")]
+    node: Any = document
+    for key in parents:
+        node = node[key]
+    if value is DELETE:
+        del node[last]
+    else:
+        node[last] = value
+    return document
+
+
+DELETE = object()
+
+BAD = [
+    ("parameters.2.scale_type", "LOGARITHMIC", r"study.yaml: parameters\[2\].scale_type: unknown scale \(got 'LOGARITHMIC'\); expected one of LINEAR"),
+    ("parameters.0.double_value_spec.min_value", 0, r"parameters\[0\].double_value_spec.min_value: a LOG scale needs a positive range \(got 0"),
+    ("parameters.0.double_value_spec.max_value", "big", r"parameters\[0\].double_value_spec.max_value: not a number \(got 'big'\)"),
+    ("parameters.1.integer_value_spec.max_value", 0, r"parameters\[1\].integer_value_spec.max_value: below min_value \(got 0\); expected at least 1"),
+    ("parameters.1.integer_value_spec.min_value", 1.5, r"parameters\[1\].integer_value_spec.min_value: not a number \(got 1.5\); expected an integer"),
+    ("parameters.1.integer_value_spec.min_value", DELETE, r"parameters\[1\].integer_value_spec.min_value: missing"),
+    ("parameters.2.discrete_value_spec.values", [32, 16], r"parameters\[2\].discrete_value_spec.values: not in increasing order"),
+    ("parameters.2.discrete_value_spec.values", [16, "x"], r"parameters\[2\].discrete_value_spec.values\[1\]: not a number \(got 'x'\)"),
+    ("parameters.3.categorical_value_spec.values", [True, "sgd"], r"parameters\[3\].categorical_value_spec.values\[0\]: not a string \(got True\).*quote it"),
+    ("parameters.3.categorical_value_spec.values", [], r"parameters\[3\].categorical_value_spec.values: need at least one value"),
+    ("parameters.3.parameter_id", "has space", r"parameters\[3\].parameter_id: not a flag name \(got 'has space'\)"),
+    ("parameters.3.parameter_id", "layers", r"parameters\[3\].parameter_id: duplicate parameter \(got 'layers'\)"),
+    ("parameters.3.categorical_value_spec", DELETE, r"study.yaml: parameters\[3\]: need exactly one value spec"),
+    ("parameters.3.double_value_spec", {"min_value": 0, "max_value": 1}, r"parameters\[3\]: need exactly one value spec"),
+    ("parameters.3.scale", "LOG", r"parameters\[3\].scale: unknown field; expected one of parameter_id, scale_type"),
+    ("parameters.3.conditional_parameter_specs", [{}], r"parameters\[3\].conditional_parameter_specs: conditional parameters are not supported yet"),
+    ("parameters", [], r"study.yaml: parameters: need at least one parameter"),
+    ("metrics.0.goal", "BIGGER", r"metrics\[0\].goal: unknown value \(got 'BIGGER'\); expected one of MAXIMIZE, MINIMIZE"),
+    ("metrics.0.goal", DELETE, r"metrics\[0\].goal: missing"),
+    ("metrics.0.metric_id", "trial", r"metrics\[0\].metric_id: not a metric tag \(got 'trial'\)"),
+    ("metrics", [{"metric_id": "a", "goal": "MAXIMIZE"}, {"metric_id": "b", "goal": "MAXIMIZE"}], r"study.yaml: metrics: need exactly one metric"),
+    ("algorithm", "BAYES", r"study.yaml: algorithm: unknown value \(got 'BAYES'\); expected one of ALGORITHM_UNSPECIFIED, GRID_SEARCH, RANDOM_SEARCH"),
+    ("algorithm", "GRID_SEARCH", r"study.yaml: parameters\[0\]: grid search cannot enumerate a DOUBLE parameter \(got 'learning_rate'\)"),
+    ("max_trial_count", DELETE, r"study.yaml: max_trial_count: missing; expected an integer >= 1"),
+    ("max_trial_count", 0, r"max_trial_count: not a count \(got 0\); expected an integer >= 1"),
+    ("parallel_trial_count", "four", r"parallel_trial_count: not a count \(got 'four'\)"),
+    ("max_failed_trial_count", -1, r"max_failed_trial_count: not a count \(got -1\); expected an integer >= 0"),
+    ("max_trail_count", 3, r"study.yaml: max_trail_count: unknown field"),
+    ("measurement_selection_type", "MEAN", r"measurement_selection_type: unknown value \(got 'MEAN'\)"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("path", "value", "match"), BAD, ids=[f"{p}={v!r}"[:60] for p, v, _ in BAD])
+def test_malformed_study_names_the_field(path: str, value: Any, match: str) -> None:
+    with pytest.raises(ConfigError, match=match):
+        Study.from_mapping(edit(path, value), source="study.yaml")
+
+
+def test_every_problem_is_reported_at_once() -> None:
+    document = edit("algorithm", "BAYES")
+    document["max_trial_count"] = 0
+    with pytest.raises(ConfigError, match=r"2 problems:\n.*algorithm.*\n.*max_trial_count"):
+        Study.from_mapping(document, source="study.yaml")
+
+
+@pytest.mark.parametrize(
+    ("text", "yaml", "match"),
+    [
+        ("[1, 2]", True, r"s: \(document\): not a mapping"),
+        ("{", False, r"s: not valid JSON"),
+        ("a: [", True, r"s: not valid YAML"),
+    ],
+)
+def test_unreadable_documents(text: str, yaml: bool, match: str) -> None:
+    with pytest.raises(ConfigError, match=match):
+        Study.from_text(text, source="s", yaml=yaml)
+
+
+def test_missing_file_is_named(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"nope.yaml: cannot read the study file"):
+        Study.from_file(str(tmp_path / "nope.yaml"))
