@@ -105,9 +105,7 @@ class GcsLocation(Location):
         return join_name(self.prefix, self._check(name))
 
     def _blob(self, name: str) -> Any:
-        if not name:
-            raise StorageError("a file name is needed here", source=self.uri, value=name)
-        return self.client.bucket(self.bucket_name).blob(self._key(name))
+        return self.client.bucket(self.bucket_name).blob(join_name(self.prefix, self._file(name)))
 
     def join(self, *names: str) -> GcsLocation:
         child = GcsLocation(

@@ -23,12 +23,14 @@ def os_errors(operation: str, where: str, name: str = "") -> Iterator[None]:
     """Turn an `OSError` into a `StorageError` that names the operation and the file."""
     try:
         yield
+    except FileNotFoundError as e:
+        raise StorageError(f"cannot {operation}: not found", source=where, path=name or None) from e
     except OSError as e:
         raise StorageError(
             f"cannot {operation}: {e.strerror or e}",
             source=where,
             path=name or None,
-            hint="check that the folder exists, is writable and has free space",
+            hint="check that the folder is writable and the disk has free space",
         ) from e
 
 
@@ -100,6 +102,9 @@ class LocalLocation(Location):
     def path(self) -> str:
         return self._path
 
+    def _file_path(self, name: str) -> str:
+        return self.full(self._file(name))
+
     def full(self, name: str = "") -> str:
         """The file-system path of `name` inside this folder."""
         name = self._check(name)
@@ -110,20 +115,20 @@ class LocalLocation(Location):
 
     def open_read(self, name: str) -> BinaryIO:
         with os_errors("open for reading", self.uri, name):
-            return open(self.full(name), "rb", buffering=CHUNK)
+            return open(self._file_path(name), "rb", buffering=CHUNK)
 
     def open_write(self, name: str) -> BinaryIO:
-        path = self.full(name)
+        path = self._file_path(name)
         with os_errors("open for writing", self.uri, name):
             os.makedirs(os.path.dirname(path), exist_ok=True)
             return open(path, "wb", buffering=CHUNK)
 
     def read_bytes(self, name: str) -> bytes:
-        with os_errors("read", self.uri, name), open(self.full(name), "rb", buffering=0) as f:
+        with os_errors("read", self.uri, name), open(self._file_path(name), "rb", buffering=0) as f:
             return f.read()
 
     def write_bytes(self, name: str, data: Buffer) -> None:
-        path = self.full(name)
+        path = self._file_path(name)
         with os_errors("write", self.uri, name):
             os.makedirs(os.path.dirname(path), exist_ok=True)
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
@@ -134,7 +139,7 @@ class LocalLocation(Location):
                 os.close(fd)
 
     def download_fileobj(self, name: str, fileobj: BinaryIO) -> None:
-        with os_errors("read", self.uri, name), open(self.full(name), "rb", buffering=0) as f:
+        with os_errors("read", self.uri, name), open(self._file_path(name), "rb", buffering=0) as f:
             while chunk := f.read(CHUNK):
                 fileobj.write(chunk)
 

@@ -94,6 +94,14 @@ class Location(ABC):
     def _check(self, name: str, what: str = "name") -> str:
         return check_name(name, where=self.uri, what=what) if name else ""
 
+    def _file(self, name: str) -> str:
+        if not name:
+            raise StorageError(
+                "a file name is needed here", source=self.uri, value=name,
+                expected="a relative path such as 'model.pt'",
+            )
+        return check_name(name, where=self.uri)
+
     def _child(self, *names: str) -> str:
         name = join_name(*names)
         return self._check(name) if name else ""

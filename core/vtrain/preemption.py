@@ -1,0 +1,142 @@
+"""Opt-in SIGTERM handling: save once more within a grace budget, then exit as the platform expects.
+
+Spot preemption, a VM restart and Kubernetes all send SIGTERM and, a grace
+period later (30 s by default on GKE and Vertex), SIGKILL. Python's default is
+to die at once, mid-step. With a `PreemptionHandler` installed the signal only
+sets a flag: the training loop sees it, saves one last checkpoint and leaves.
+
+The exit status is 143 (128 + SIGTERM), never 0: Vertex AI ends the whole job
+successfully when the primary replica exits 0, which would turn a preemption
+into a "finished" job with a half-trained model. A non-zero status makes the
+platform restart the replica, and the restarted script resumes from the
+checkpoint. (The status is set by exiting, not by re-raising the signal: as
+PID 1 in a container the default SIGTERM action is ignored.)
+
+    with PreemptionHandler(grace=20) as preempted:
+        for step in range(start, steps):
+            train_one_step()
+            if preempted or step % 1000 == 0:
+                manager.save(step, state())
+            preempted.exit_if_requested()
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable
+from types import FrameType, TracebackType
+from typing import Any, NoReturn
+
+from vtrain.errors import UsageError
+
+EXIT_STATUS = 128 + signal.SIGTERM
+DEFAULT_GRACE = 25.0
+"""Seconds to finish after the signal: under the 30 s platforms wait before SIGKILL."""
+
+Handler = Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
+
+
+class PreemptionHandler:
+    """Turns SIGTERM into a flag the training loop checks, with a deadline to exit by."""
+
+    def __init__(
+        self,
+        *,
+        grace: float = DEFAULT_GRACE,
+        exit_status: int = EXIT_STATUS,
+        signals: Iterable[int] = (signal.SIGTERM,),
+    ) -> None:
+        if isinstance(grace, bool) or not isinstance(grace, (int, float)) or not grace > 0:
+            raise UsageError(
+                "not a grace period", source="grace", value=grace, expected="seconds > 0"
+            )
+        if isinstance(exit_status, bool) or not isinstance(exit_status, int):
+            raise UsageError(
+                "not an exit status", source="exit_status", value=exit_status,
+                expected="an int, 143 by default",
+            )
+        self.grace = float(grace)
+        self.exit_status = exit_status
+        self.signals = tuple(signals)
+        self._requested_at: float | None = None
+        self._previous: dict[int, Handler] = {}
+        self._watchdog: threading.Timer | None = None
+
+    @property
+    def requested(self) -> bool:
+        """True once a signal asked this process to stop."""
+        return self._requested_at is not None
+
+    def __bool__(self) -> bool:
+        return self.requested
+
+    def time_left(self) -> float | None:
+        """Seconds left of the grace budget, or None while no signal has come."""
+        if self._requested_at is None:
+            return None
+        return max(0.0, self.grace - (time.monotonic() - self._requested_at))
+
+    def install(self) -> PreemptionHandler:
+        """Catch the signals (call from the main thread); returns self."""
+        if threading.current_thread() is not threading.main_thread():
+            raise UsageError(
+                "signal handlers can only be installed from the main thread",
+                source="PreemptionHandler.install",
+                hint="create the handler at the top of the training script",
+            )
+        for signum in self.signals:
+            self._previous[signum] = signal.signal(signum, self._on_signal)
+        return self
+
+    def uninstall(self) -> None:
+        """Restore the previous handlers and stop the deadline."""
+        self._restore_handlers()
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+            self._watchdog = None
+
+    def _restore_handlers(self) -> None:
+        for signum, previous in self._previous.items():
+            signal.signal(signum, previous)
+        self._previous.clear()
+
+    def _on_signal(self, signum: int, frame: FrameType | None) -> None:
+        if self._requested_at is not None:
+            # A second signal: the sender is out of patience, and so are we.
+            os._exit(self.exit_status)
+        self._requested_at = time.monotonic()
+        # The deadline runs on its own thread: a loop stuck in one long step still exits
+        # with the right status before SIGKILL arrives, instead of being killed mid-write.
+        self._watchdog = threading.Timer(self.grace, os._exit, args=(self.exit_status,))
+        self._watchdog.daemon = True
+        self._watchdog.start()
+
+    def exit(self) -> NoReturn:
+        """Leave now with the exit status the platform expects after a preemption."""
+        sys.stdout.flush()
+        sys.stderr.flush()
+        raise SystemExit(self.exit_status)
+
+    def exit_if_requested(self) -> None:
+        """`exit()` if a signal came; otherwise return at once."""
+        if self.requested:
+            self.exit()
+
+    def __enter__(self) -> PreemptionHandler:
+        return self.install()
+
+    def __exit__(
+        self, kind: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if not self.requested:
+            self.uninstall()
+            return
+        # The deadline stays armed: interpreter shutdown can hang on a framework's threads.
+        self._restore_handlers()
+        if kind is None:
+            # A loop that broke out on the signal must not fall through to a clean exit 0.
+            self.exit()
