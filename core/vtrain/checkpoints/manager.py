@@ -152,11 +152,13 @@ class CheckpointManager:
             try:
                 manifest = read_manifest(location, step)
             except CheckpointError as e:
+                committed = f"the committed steps are {self.steps()}"
                 raise CheckpointError(
                     e.problem,
-                    source=f"{location.uri}: step {step}",
-                    expected="one of the committed steps " + str(self.steps()),
-                    hint=e.hint,
+                    source=e.source,
+                    value=e.value,
+                    expected=e.expected,
+                    hint=f"{e.hint}; {committed}" if e.hint else committed,
                 ) from e
             return load(location, manifest, into=into)
         failures: list[str] = []

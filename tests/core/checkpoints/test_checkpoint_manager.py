@@ -1,0 +1,225 @@
+"""`CheckpointManager` on each medium: save, list, restore, retention, leftovers, replicas."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from vtrain.checkpoints import CheckpointManager
+from vtrain.errors import CheckpointError, UsageError
+from vtrain.storage import open_location
+
+
+def manager(medium, **kwargs) -> CheckpointManager:
+    kwargs.setdefault("is_chief", True)
+    return CheckpointManager(medium.uri, **medium.options, **kwargs)
+
+
+def test_nothing_saved_yet(medium) -> None:
+    m = manager(medium)
+    assert m.steps() == [] and m.latest_step() is None and m.restore() is None
+
+
+def test_bytes_round_trip(medium) -> None:
+    m = manager(medium)
+    data = os.urandom(5 << 20) + b"tail"  # above the size where the CRC runs on a thread
+    uri = m.save(7, data)
+    assert uri.endswith("/step-000000000007")
+    ckpt = m.restore()
+    assert ckpt is not None and ckpt.step == 7 and ckpt.data == data
+    assert ckpt.manifest.kind == "bytes" and ckpt.manifest.size == len(data)
+
+
+def test_mapping_round_trip_with_subfolders(medium) -> None:
+    files = {"model.bin": os.urandom(1000), "opt/state.bin": b"", "meta.json": b"{}"}
+    m = manager(medium)
+    m.save(3, files)
+    ckpt = m.restore(3)
+    assert ckpt is not None and dict(ckpt.files) == files
+
+
+def test_callable_round_trip(medium, tmp_path: Path) -> None:
+    def write(folder: str) -> None:
+        Path(folder, "weights.bin").write_bytes(b"w" * 3000)
+        Path(folder, "variables").mkdir()
+        Path(folder, "variables", "v.data").write_bytes(b"v")
+
+    m = manager(medium)
+    m.save(11, write)
+    ckpt = m.restore(into=str(tmp_path / "restored"))
+    assert ckpt is not None and ckpt.directory is not None and ckpt.files == {}
+    assert Path(ckpt.directory, "weights.bin").read_bytes() == b"w" * 3000
+    assert Path(ckpt.directory, "variables", "v.data").read_bytes() == b"v"
+    with pytest.raises(CheckpointError, match="not saved from bytes.*'directory'"):
+        _ = ckpt.data
+
+
+def test_steps_are_sorted_and_zero_padded(medium) -> None:
+    m = manager(medium)
+    for step in (10, 2, 100, 0):
+        m.save(step, str(step).encode())
+    assert m.steps() == [0, 2, 10, 100] and m.latest_step() == 100
+    names = open_location(medium.uri, **medium.options).list()
+    assert names == sorted(names) == [f"step-{s:012d}" for s in (0, 2, 10, 100)]
+    assert bytes(m.restore(2).data) == b"2"  # type: ignore[union-attr]
+
+
+def test_keep_newest(medium) -> None:
+    m = manager(medium, keep=2)
+    for step in range(5):
+        m.save(step, b"x")
+    assert m.steps() == [3, 4]
+
+
+def test_keep_every(medium) -> None:
+    m = manager(medium, keep=1, keep_every=3)
+    for step in range(8):
+        m.save(step, b"x")
+    assert m.steps() == [0, 3, 6, 7]
+
+
+def test_keep_all_by_default(medium) -> None:
+    m = manager(medium)
+    for step in range(4):
+        m.save(step, b"x")
+    assert m.steps() == [0, 1, 2, 3]
+
+
+def test_saving_a_step_again_replaces_it(medium) -> None:
+    m = manager(medium)
+    m.save(5, {"a": b"old", "b": b"old"})
+    m.save(5, {"a": b"new"})
+    ckpt = m.restore(5)
+    assert ckpt is not None and dict(ckpt.files) == {"a": b"new"}
+    step_folder = open_location(medium.uri, **medium.options).join("step-000000000005")
+    assert len(step_folder.list()) == 2  # the marker and one data folder: the old one is gone
+
+
+def test_uncommitted_leftovers_are_ignored_then_cleaned(medium) -> None:
+    loc = open_location(medium.uri, **medium.options)
+    m = manager(medium)
+    m.save(1, b"one")
+    committed = loc.join("step-000000000001")
+    # What killed saves leave: a step without a marker, a stray data folder, a temp folder.
+    loc.write_bytes("step-000000000002/data-00112233445566ff/data", b"partial")
+    committed.write_bytes("data-ffeeddccbbaa9988/data", b"half of a re-save")
+    loc.write_bytes(".tmp-step-000000000003-abcdef/x", b"tmp")
+    loc.write_bytes("notes.txt", b"the user's own file")
+    assert m.steps() == [1] and m.latest_step() == 1
+    assert bytes(m.restore().data) == b"one"  # type: ignore[union-attr]
+    removed = manager(medium).cleanup()
+    assert sorted(removed) == [
+        ".tmp-step-000000000003-abcdef",
+        "step-000000000001/data-ffeeddccbbaa9988",
+        "step-000000000002",
+    ]
+    assert loc.list() == ["notes.txt", "step-000000000001"]
+
+
+def test_first_save_cleans_up(medium) -> None:
+    loc = open_location(medium.uri, **medium.options)
+    loc.write_bytes("step-000000000009/data-00112233445566ff/data", b"partial")
+    manager(medium).save(10, b"ten")
+    assert loc.list() == ["step-000000000010"]
+
+
+def test_a_worker_writes_privately_and_reads_the_chiefs(medium, tmp_path: Path) -> None:
+    chief = manager(medium)
+    chief.save(4, b"chief's")
+    worker = manager(medium, is_chief=False, private_directory=str(tmp_path / "private"))
+    worker.save(5, b"worker's")
+    assert worker.steps() == [4] and bytes(worker.restore().data) == b"chief's"  # type: ignore[union-attr]
+    assert os.listdir(tmp_path / "private") == ["step-000000000005"]
+    assert chief.steps() == [4]
+
+
+def test_a_worker_without_a_private_folder_gets_a_temporary_one(medium) -> None:
+    worker = manager(medium, is_chief=False)
+    uri = worker.save(1, b"w")
+    assert worker.write_location.uri != worker.directory and uri.startswith(
+        worker.write_location.uri
+    )
+    worker.save(2, b"w")
+    assert worker.write_location.list() == ["step-000000000002"]  # private keeps only the newest
+    assert worker.steps() == []
+
+
+def test_per_trial_folders_under_tuning(medium) -> None:
+    env = {**medium.options["environ"], "CLOUD_ML_TRIAL_ID": "7"}
+    options = {**medium.options, "environ": env}
+    m = CheckpointManager(medium.uri, is_chief=True, **options)
+    assert m.directory.endswith("/trial-7")
+    m.save(1, b"t7")
+    other = CheckpointManager(medium.uri, is_chief=True, **{**options, "environ": {
+        **env, "CLOUD_ML_TRIAL_ID": "8"}})
+    assert other.latest_step() is None
+    assert CheckpointManager(medium.uri, is_chief=True, per_trial=False, **options).steps() == []
+
+
+def test_the_platforms_own_folder_is_not_nested(tmp_path: Path) -> None:
+    env = {"CLOUD_ML_TRIAL_ID": "3", "AIP_CHECKPOINT_DIR": f"{tmp_path}/3/checkpoints/"}
+    m = CheckpointManager(env["AIP_CHECKPOINT_DIR"], is_chief=True, environ=env)
+    assert m.directory == f"{tmp_path}/3/checkpoints"
+
+
+@pytest.mark.parametrize(
+    ("step", "match"),
+    [(-1, "not a checkpoint step.*-1"), (10**12, "from 0 to 999999999999"),
+     (1.5, "not a checkpoint step"), (True, "not a checkpoint step"),
+     ("3", "not a checkpoint step.*'3'")],  # fmt: skip
+)
+def test_bad_steps(medium, step: object, match: str) -> None:
+    m = manager(medium)
+    with pytest.raises(CheckpointError, match=match):
+        m.save(step, b"x")  # type: ignore[arg-type]
+    with pytest.raises(CheckpointError, match=match):
+        m.restore(step)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("payload", "match"),
+    [
+        (42, "cannot save this payload.*'int'.*callable"),
+        ({"../x": b"1"}, "could escape.*'../x'"),
+        ({"a": "text"}, "not bytes.*'str'"),
+        ({}, "nothing to save"),
+        (lambda folder: None, "wrote no files"),
+    ],
+)
+def test_bad_payloads(medium, payload: object, match: str) -> None:
+    with pytest.raises(CheckpointError, match=match):
+        manager(medium).save(1, payload)  # type: ignore[arg-type]
+
+
+def test_restoring_an_uncommitted_step_lists_the_committed(medium) -> None:
+    m = manager(medium)
+    m.save(1, b"1")
+    m.save(3, b"3")
+    with pytest.raises(CheckpointError, match=r"step 2: step is not committed.*committed steps are \[1, 3\]"):
+        m.restore(2)
+
+
+@pytest.mark.parametrize(("argument", "value"), [("keep", 0), ("keep_every", -2), ("keep", 1.0)])
+def test_bad_retention(tmp_path: Path, argument: str, value: object) -> None:
+    with pytest.raises(UsageError, match=f"{argument}: not a positive count"):
+        CheckpointManager(tmp_path, is_chief=True, environ={}, **{argument: value})  # type: ignore[arg-type]
+
+
+def test_defaults_come_from_the_platform(tmp_path: Path) -> None:
+    spec = {
+        "cluster": {"workerpool0": ["c:2222"], "workerpool1": ["w0:2222", "w1:2222"]},
+        "task": {"type": "workerpool1", "index": 1, "trial": "5"},
+        "environment": "cloud",
+    }
+    env = {"CLUSTER_SPEC": json.dumps(spec), "VTRAIN_OUTPUT_DIR": str(tmp_path)}
+    worker = CheckpointManager(environ=env)
+    assert not worker.is_chief
+    assert worker.directory == str(tmp_path / "5" / "checkpoints")
+    spec["task"] = {"type": "workerpool0", "index": 0, "trial": "5"}
+    chief = CheckpointManager(environ={**env, "CLUSTER_SPEC": json.dumps(spec)})
+    assert chief.is_chief and chief.directory == worker.directory
+    chief.save(1, b"c")
+    assert worker.latest_step() == 1
