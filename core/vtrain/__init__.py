@@ -21,31 +21,27 @@ from vtrain.errors import (
 )
 
 if TYPE_CHECKING:
-    from vtrain import plugins
+    from vtrain import checkpoints, hypertune, plugins, storage
+    from vtrain.checkpoints import CheckpointManager
 
 __version__ = "0.1.0"
 
 
+# Loaded on first use, so that a replica pays at start-up only for what it touches.
+_LAZY = {
+    "plugins": ("vtrain.plugins", None),
+    "hypertune": ("vtrain.hypertune", None),
+    "storage": ("vtrain.storage", None),
+    "checkpoints": ("vtrain.checkpoints", None),
+    "CheckpointManager": ("vtrain.checkpoints", "CheckpointManager"),
+}
+
+
 def __getattr__(name: str) -> Any:
-    # `vtrain.plugins` loads on first use: a replica that never asks for a plugin
-    # does not pay for the registry at start-up.
-    if name == "plugins":
-        import vtrain.plugins
+    if name not in _LAZY:
+        raise AttributeError(f"module 'vtrain' has no attribute {name!r}")
+    import importlib
 
-        return vtrain.plugins
-    raise AttributeError(f"module 'vtrain' has no attribute {name!r}")
-
-__all__ = [
-    "CheckpointError",
-    "ClusterInfo",
-    "ConfigError",
-    "ConflictError",
-    "LaunchError",
-    "MissingExtraError",
-    "PluginError",
-    "RunContext",
-    "StorageError",
-    "UsageError",
-    "VtrainError",
-    "plugins",
-]
+    module_name, attribute = _LAZY[name]
+    module = importlib.import_module(module_name)
+    return module if attribute is None else getattr(module, attribute)

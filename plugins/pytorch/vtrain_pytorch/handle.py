@@ -1,0 +1,87 @@
+"""What `configure()` returns: this process's place in the world, and the few helpers it needs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from vtrain_pytorch.world import World
+
+
+@dataclass(frozen=True)
+class TorchHandle:
+    """Rank, world size, device and helpers; `world` is None off the training world."""
+
+    role: str
+    """chief, worker, ps, evaluator or reduction_server."""
+    world: World | None
+    backend: str | None
+    """gloo or nccl; None when no process group was made (one process, or not a trainer)."""
+    device: Any
+    """The torch.device this process should put its model on."""
+
+    @property
+    def in_world(self) -> bool:
+        """True on the chief and the workers; ps, evaluators and reducers take no rank."""
+        return self.world is not None
+
+    @property
+    def rank(self) -> int | None:
+        """Global rank, or None off the world."""
+        return None if self.world is None else self.world.rank
+
+    @property
+    def world_size(self) -> int:
+        """Number of training processes (0 off the world)."""
+        return 0 if self.world is None else self.world.world_size
+
+    @property
+    def local_rank(self) -> int | None:
+        """Process index on this machine, or None off the world."""
+        return None if self.world is None else self.world.local_rank
+
+    @property
+    def is_chief(self) -> bool:
+        """True on global rank 0, the process that saves shared state."""
+        return self.world is not None and self.world.is_chief
+
+    @property
+    def distributed(self) -> bool:
+        """True when a process group is initialised."""
+        return self.backend is not None
+
+    def sampler(self, dataset: Any, *, shuffle: bool = True, seed: int = 0) -> Any:
+        """A DistributedSampler giving this rank its share (every item in a one-process world)."""
+        from torch.utils.data import DistributedSampler
+
+        return DistributedSampler(
+            dataset,
+            num_replicas=max(1, self.world_size),
+            rank=self.rank or 0,
+            shuffle=shuffle,
+            seed=seed,
+        )
+
+    def wrap(self, model: Any, **ddp_options: Any) -> Any:
+        """The model wrapped in DistributedDataParallel when distributed, else unchanged."""
+        if not self.distributed:
+            return model
+        from torch.nn.parallel import DistributedDataParallel
+
+        if self.device.type == "cuda":
+            ddp_options.setdefault("device_ids", [self.device.index])
+        return DistributedDataParallel(model, **ddp_options)
+
+    def barrier(self) -> None:
+        """Wait for every process of the world (a no-op alone)."""
+        if self.distributed:
+            import torch.distributed as dist
+
+            dist.barrier()
+
+    def teardown(self) -> None:
+        """Destroy the process group, if this process made one."""
+        import torch.distributed as dist
+
+        if dist.is_available() and dist.is_initialized():
+            dist.destroy_process_group()

@@ -1,0 +1,105 @@
+"""The "pytorch" plugin: `configure()` turns a ClusterInfo into an initialised torch world."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import MutableMapping
+from datetime import timedelta
+from typing import Any
+
+from vtrain import ClusterInfo, UsageError
+from vtrain.plugins.base import Plugin
+from vtrain_pytorch.handle import TorchHandle
+from vtrain_pytorch.rendezvous import wait_for_chief
+from vtrain_pytorch.world import World
+
+# Replicas start minutes apart on Vertex; torch's own 10-minute default (30 for
+# gloo in recent releases) has killed jobs whose chief waited for a slow worker.
+DEFAULT_TIMEOUT = timedelta(minutes=60)
+DEFAULT_WAIT = timedelta(minutes=30)
+BACKENDS = ("gloo", "nccl")
+
+
+class PyTorchPlugin(Plugin):
+    """torch.distributed from the platform's description, with a patient rendezvous."""
+
+    name = "pytorch"
+    extra = "pytorch"
+    requires = ("torch",)
+
+    def configure(
+        self,
+        info: ClusterInfo | None = None,
+        *,
+        backend: str | None = None,
+        nproc_per_node: int | None = None,
+        local_rank: int | None = None,
+        timeout: timedelta = DEFAULT_TIMEOUT,
+        wait: timedelta = DEFAULT_WAIT,
+        environ: MutableMapping[str, str] | None = None,
+        **options: Any,
+    ) -> TorchHandle:
+        """Set the torch variables, wait for the chief, and initialise the process group.
+
+        `environ` (default `os.environ`) is read for the cluster and receives
+        MASTER_ADDR, MASTER_PORT, WORLD_SIZE, RANK, LOCAL_RANK, LOCAL_WORLD_SIZE
+        and NODE_RANK. A single process gets no process group. ps, evaluator and
+        Reduction Server replicas are told their role (VTRAIN_ROLE) and get a
+        handle with `in_world` False.
+        """
+        if options:
+            raise UsageError(
+                "unknown option",
+                source="pytorch.configure",
+                value=sorted(options),
+                expected="backend, nproc_per_node, local_rank, timeout, wait, environ",
+            )
+        env = os.environ if environ is None else environ
+        torch = self.require("torch")
+        info = info or ClusterInfo.from_env(env)
+        env["VTRAIN_ROLE"] = info.role
+        if not info.is_trainer:
+            return TorchHandle(role=info.role, world=None, backend=None, device=torch.device("cpu"))
+
+        world = World.from_cluster(
+            info, nproc_per_node=nproc_per_node, local_rank=local_rank, environ=env
+        )
+        env.update(world.env())
+        backend = _backend(torch, backend, world)
+        device = (
+            torch.device("cuda", world.local_rank) if backend == "nccl" else torch.device("cpu")
+        )
+        if backend == "nccl":
+            torch.cuda.set_device(device)
+        if world.world_size == 1:
+            return TorchHandle(role=info.role, world=world, backend=None, device=device)
+
+        import torch.distributed as dist
+
+        if not dist.is_initialized():
+            if not world.is_chief:
+                wait_for_chief(world.master_addr, world.master_port, wait)
+            dist.init_process_group(
+                backend=backend,
+                init_method=f"tcp://{_bracketed(world.master_addr)}:{world.master_port}",
+                world_size=world.world_size,
+                rank=world.rank,
+                timeout=timeout,
+            )
+        return TorchHandle(role=info.role, world=world, backend=backend, device=device)
+
+
+def _backend(torch: Any, backend: str | None, world: World) -> str:
+    if backend is None:
+        gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        # nccl needs one GPU per local process; anything less falls back to gloo.
+        return "nccl" if gpus >= world.local_world_size else "gloo"
+    if backend not in BACKENDS:
+        raise UsageError(
+            "unknown backend", source="backend", value=backend, expected="gloo or nccl"
+        )
+    return backend
+
+
+def _bracketed(host: str) -> str:
+    return f"[{host}]" if ":" in host else host

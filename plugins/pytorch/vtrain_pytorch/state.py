@@ -1,0 +1,67 @@
+"""Model, optimizer and step through vtrain's CheckpointManager, so a restarted job resumes.
+
+The chief saves; every replica restores the newest committed step on start, so
+all ranks resume from the same state. A save is committed or absent, never half
+there: a replica killed mid-save restarts from the step before.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from vtrain.checkpoints import CheckpointManager
+
+STATE_FILE = "state.pt"
+
+
+class TrainingState:
+    """Saves and restores a model, its optimizer and the step counter."""
+
+    def __init__(
+        self,
+        model: Any,
+        optimizer: Any = None,
+        *,
+        manager: CheckpointManager | None = None,
+        is_chief: bool | None = None,
+        **manager_options: Any,
+    ) -> None:
+        self.model = model
+        self.optimizer = optimizer
+        self.manager = manager or CheckpointManager(is_chief=is_chief, **manager_options)
+
+    def save(self, step: int, **extra: Any) -> str | None:
+        """Commit this step from the chief; other replicas do nothing and get None."""
+        if not self.manager.is_chief:
+            return None
+        import torch
+
+        state = {"step": step, "model": _unwrapped(self.model).state_dict(), "extra": extra}
+        if self.optimizer is not None:
+            state["optimizer"] = self.optimizer.state_dict()
+        return self.manager.save(
+            step, lambda folder: torch.save(state, os.path.join(folder, STATE_FILE))
+        )
+
+    def restore(self) -> int | None:
+        """Load the newest committed step into the model and optimizer; return it, or None."""
+        import torch
+
+        checkpoint = self.manager.restore()
+        if checkpoint is None:
+            return None
+        assert checkpoint.directory is not None  # callable saves always restore as a folder
+        state = torch.load(
+            os.path.join(checkpoint.directory, STATE_FILE), map_location="cpu", weights_only=True
+        )
+        _unwrapped(self.model).load_state_dict(state["model"])
+        if self.optimizer is not None and "optimizer" in state:
+            self.optimizer.load_state_dict(state["optimizer"])
+        self.extra = state.get("extra", {})
+        return int(state["step"])
+
+
+def _unwrapped(model: Any) -> Any:
+    # A DDP-wrapped model's keys carry a "module." prefix; save and load the bare one.
+    return getattr(model, "module", model)
