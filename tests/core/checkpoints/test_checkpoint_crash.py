@@ -1,0 +1,32 @@
+"""SIGKILL a saving process at random moments; only whole, committed steps may ever be seen."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+_HARNESS = Path(__file__).with_name("crash_child.py")
+_spec = importlib.util.spec_from_file_location("vtrain_crash_child", _HARNESS)
+assert _spec is not None and _spec.loader is not None
+crash = importlib.util.module_from_spec(_spec)
+sys.modules[_spec.name] = crash  # dataclasses look their module up by name
+_spec.loader.exec_module(crash)
+
+# (kills, longest wait before a kill): enough that kills land inside saves and deletions,
+# 20 on a local disk; a save on the emulator takes longer, so its waits do too.
+KILLS = {"local": (20, 0.25), "fuse": (12, 0.25), "gcs": (6, 1.5)}
+
+
+@pytest.mark.timeout(240)
+def test_kills_never_leave_a_partial_step(medium) -> None:
+    config = {"uri": medium.uri, "keep": 2, "keep_every": 4, **medium.options}
+    seed = int.from_bytes(os.urandom(4), "big")
+    kills, max_delay = KILLS[medium.name]
+    report = crash.run_kills(config, kills, seed=seed, max_delay=max_delay)
+    print(f"{medium.name}: seed {seed}, {report}")
+    assert report.kills == kills
+    assert report.steps_committed > 0
