@@ -1,0 +1,16 @@
+"""Lightning on a vtrain cluster: a ClusterEnvironment, Trainer options, callbacks.
+
+Importing this package imports Lightning; `vtrain_pytorch` itself does not.
+"""
+
+from vtrain_pytorch.lightning.callbacks import HypertuneCallback, VtrainCheckpoint
+from vtrain_pytorch.lightning.environment import VtrainEnvironment
+from vtrain_pytorch.lightning.trainer import resume_path, trainer_options
+
+__all__ = [
+    "HypertuneCallback",
+    "VtrainCheckpoint",
+    "VtrainEnvironment",
+    "resume_path",
+    "trainer_options",
+]
