@@ -32,9 +32,9 @@ def add_parser(subparsers: Any) -> None:
                    help="run each trial as a local cluster with N workers besides the chief")
     p.add_argument("--ps", type=_count, default=0, metavar="M", help="... and M parameter servers")
     p.add_argument("--evaluators", type=_count, default=0, metavar="K", help="... and K evaluators")
-    p.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS...]")
+    # Not `command`: the top-level parser keeps the sub-command's name there.
+    p.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS...]")
     p.set_defaults(run=run)
-    # fmt: skip
 
 
 def _count(text: str) -> int:
@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     from vtrain.hypertune.study import Study
     from vtrain.hypertune.table import progress_line, summary
 
-    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    command = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
     if not command:
         raise UsageError("no command to run", source="vtrain tune", expected="vtrain tune --study S.yaml -- COMMAND")
     study = Study.from_file(args.study)

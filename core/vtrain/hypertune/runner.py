@@ -31,7 +31,9 @@ from vtrain.hypertune.search import Parameters, Sampler, make_sampler
 from vtrain.hypertune.study import Study
 
 RESULTS_FILE = "study.json"
-METRIC_FILE = "output.metrics"
+# The chief's metric file inside a trial's folder; `vtrain local run --trial` puts it at the
+# same place (vtrain.local.environment.metric_file), so one reader serves both kinds of trial.
+METRIC_FILE = os.path.join("hypertune", "chief-0.metrics")
 LOG_FILE = "trial.log"
 ACTIVE, SUCCEEDED, FAILED, STOPPED = "ACTIVE", "SUCCEEDED", "FAILED", "STOPPED"
 # How long a stopped trial gets between SIGTERM and SIGKILL.
