@@ -56,7 +56,9 @@ class PreemptionHandler:
             )
         if isinstance(exit_status, bool) or not isinstance(exit_status, int):
             raise UsageError(
-                "not an exit status", source="exit_status", value=exit_status,
+                "not an exit status",
+                source="exit_status",
+                value=exit_status,
                 expected="an int, 143 by default",
             )
         self.grace = float(grace)

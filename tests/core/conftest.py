@@ -64,8 +64,15 @@ def _answers(url: str) -> bool:
 def _start_emulator(log: Path) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
     host = f"http://127.0.0.1:{port}"
-    command = [sys.executable, "-m", "gcp_storage_emulator", "start",
-               "--host=127.0.0.1", f"--port={port}", "--in-memory"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "gcp_storage_emulator",
+        "start",
+        "--host=127.0.0.1",
+        f"--port={port}",
+        "--in-memory",
+    ]
     with open(log, "ab") as out:
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + EMULATOR_START_TIMEOUT

@@ -89,7 +89,10 @@ class CheckpointManager:
             if per_trial and trial and not _same_folder(folder, env.get("AIP_CHECKPOINT_DIR")):
                 folder = folder.rstrip("/") + "/" + TRIAL_PREFIX + trial
         self._options: dict[str, Any] = {
-            "gcs_mount": gcs_mount, "fuse": fuse, "environ": env, "client": client
+            "gcs_mount": gcs_mount,
+            "fuse": fuse,
+            "environ": env,
+            "client": client,
         }
         self.is_chief = bool(is_chief)
         self.location: Location = open_location(folder, **self._options)
@@ -163,11 +166,11 @@ class CheckpointManager:
             return load(location, manifest, into=into)
         failures: list[str] = []
         for candidate in reversed(step_candidates(location)):
-            manifest = committed_manifest(location, candidate)
-            if manifest is None:
+            found = committed_manifest(location, candidate)
+            if found is None:
                 continue
             try:
-                return load(location, manifest, into=into)
+                return load(location, found, into=into)
             except CheckpointError as e:
                 warnings.warn(f"{e}; trying an older step", RuntimeWarning, stacklevel=2)
                 failures.append(str(candidate))
@@ -205,9 +208,7 @@ class CheckpointManager:
         return removed
 
     def _committed(self, location: Location) -> list[int]:
-        return [
-            s for s in step_candidates(location) if committed_manifest(location, s) is not None
-        ]
+        return [s for s in step_candidates(location) if committed_manifest(location, s) is not None]
 
     def _retain(self, location: Location, saved: int) -> None:
         # A private folder is never read back: keep only what the framework may still need.

@@ -71,7 +71,9 @@ class Manifest:
             "folder": self.folder,
             "checksum": "crc32",
             "created": self.created,
-            "files": [{"name": f.name, "size": f.size, "crc32": f"{f.crc32:08x}"} for f in self.files],
+            "files": [
+                {"name": f.name, "size": f.size, "crc32": f"{f.crc32:08x}"} for f in self.files
+            ],
         }
 
     def to_marker(self) -> bytes:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
 from vtrain.checkpoints.manifest import BYTES_NAME
 from vtrain.errors import CheckpointError, StorageError
@@ -13,7 +13,7 @@ from vtrain.storage.names import check_name
 Writer = Callable[[str], object]
 """A callable that writes a checkpoint's files into the local folder it is given."""
 
-PayloadLike = Union[bytes, bytearray, memoryview, Mapping[str, Any], Writer]
+PayloadLike = bytes | bytearray | memoryview | Mapping[str, Any] | Writer
 
 
 @dataclass(frozen=True)

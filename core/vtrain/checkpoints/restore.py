@@ -36,7 +36,9 @@ def read_manifest(location: Location, step: int) -> Manifest:
     manifest = Manifest.from_marker(data, where)
     if manifest.step != step:
         raise CheckpointError(
-            "commit marker belongs to another step", source=where, value=manifest.step,
+            "commit marker belongs to another step",
+            source=where,
+            value=manifest.step,
             expected=str(step),
         )
     return manifest

@@ -146,7 +146,7 @@ class CrcSink(io.RawIOBase):
             self._crc.update(memoryview(self._target)[self.written : end])
         else:
             self._target.write(view)
-            # The caller may reuse a mutable buffer after we return; the thread needs bytes of its own.
+            # A caller may reuse a mutable buffer once we return: the thread needs its own bytes.
             self._crc.update(b if isinstance(b, bytes) else bytes(view))
         self.written = end
         return n

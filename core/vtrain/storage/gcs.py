@@ -29,7 +29,7 @@ _NAME = "gs:// locations"
 
 def _storage() -> Any:
     try:
-        from google.cloud import storage  # type: ignore[attr-defined,unused-ignore]
+        from google.cloud import storage  # type: ignore[attr-defined,import-untyped,unused-ignore]
     except ImportError as e:
         raise MissingExtraError(_NAME, "gcs", module="google.cloud.storage") from e
     return storage
@@ -47,7 +47,7 @@ def storage_client(environ: Mapping[str, str] | None = None) -> Any:
             host = f"http://{host}"
         return storage.Client(
             project=env.get("GOOGLE_CLOUD_PROJECT") or EMULATOR_PROJECT,
-            credentials=AnonymousCredentials(),
+            credentials=AnonymousCredentials(),  # type: ignore[no-untyped-call,unused-ignore]
             client_options={"api_endpoint": host},
         )
     return storage.Client()
@@ -60,9 +60,7 @@ def _api_errors(operation: str, where: str, name: str = "") -> Iterator[None]:
     try:
         yield
     except exceptions.NotFound as e:
-        raise StorageError(
-            f"cannot {operation}: not found", source=where, path=name or None
-        ) from e
+        raise StorageError(f"cannot {operation}: not found", source=where, path=name or None) from e
     except exceptions.GoogleAPIError as e:
         raise StorageError(
             f"cannot {operation}: {e}",
@@ -108,9 +106,7 @@ class GcsLocation(Location):
         return self.client.bucket(self.bucket_name).blob(join_name(self.prefix, self._file(name)))
 
     def join(self, *names: str) -> GcsLocation:
-        child = GcsLocation(
-            self.bucket_name, self._key(self._child(*names)), client=self._client
-        )
+        child = GcsLocation(self.bucket_name, self._key(self._child(*names)), client=self._client)
         child._environ = self._environ
         return child
 

@@ -97,7 +97,9 @@ class Location(ABC):
     def _file(self, name: str) -> str:
         if not name:
             raise StorageError(
-                "a file name is needed here", source=self.uri, value=name,
+                "a file name is needed here",
+                source=self.uri,
+                value=name,
                 expected="a relative path such as 'model.pt'",
             )
         return check_name(name, where=self.uri)
@@ -185,6 +187,6 @@ def open_location(
         )
     path = os.path.abspath(os.path.expanduser(text))
     if fuse is None:
-        # A path under either root is Cloud Storage FUSE: better slow-but-safe than trusting renames.
+        # Under either root it is Cloud Storage FUSE: better slow and safe than trusting renames.
         fuse = _is_under(path, mount) or _is_under(path, DEFAULT_GCS_MOUNT)
     return FuseLocation(path) if fuse else LocalLocation(path)

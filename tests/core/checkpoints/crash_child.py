@@ -36,7 +36,6 @@ def _payload(step: int) -> Any:
     if kind == 0:
         return files
     if kind == 1:  # a bytes save holds the files as one JSON-framed blob
-
         return _pack(files)
 
     def write(folder: str) -> None:
@@ -120,8 +119,10 @@ def run_kills(config: dict[str, Any], kills: int, *, seed: int, max_delay: float
     for _ in range(kills):
         process = subprocess.Popen(
             [sys.executable, __file__, json.dumps(config)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
-        )  # fmt: skip
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+        )
         assert process.stdout is not None
         first = process.stdout.readline()
         assert first == b"ready\n", (first, process.stderr.read() if process.stderr else b"")

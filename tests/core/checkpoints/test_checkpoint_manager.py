@@ -153,8 +153,9 @@ def test_per_trial_folders_under_tuning(medium) -> None:
     m = CheckpointManager(medium.uri, is_chief=True, **options)
     assert m.directory.endswith("/trial-7")
     m.save(1, b"t7")
-    other = CheckpointManager(medium.uri, is_chief=True, **{**options, "environ": {
-        **env, "CLOUD_ML_TRIAL_ID": "8"}})
+    other = CheckpointManager(
+        medium.uri, is_chief=True, **{**options, "environ": {**env, "CLOUD_ML_TRIAL_ID": "8"}}
+    )
     assert other.latest_step() is None
     assert CheckpointManager(medium.uri, is_chief=True, per_trial=False, **options).steps() == []
 
@@ -167,9 +168,13 @@ def test_the_platforms_own_folder_is_not_nested(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("step", "match"),
-    [(-1, "not a checkpoint step.*-1"), (10**12, "from 0 to 999999999999"),
-     (1.5, "not a checkpoint step"), (True, "not a checkpoint step"),
-     ("3", "not a checkpoint step.*'3'")],  # fmt: skip
+    [
+        (-1, "not a checkpoint step.*-1"),
+        (10**12, "from 0 to 999999999999"),
+        (1.5, "not a checkpoint step"),
+        (True, "not a checkpoint step"),
+        ("3", "not a checkpoint step.*'3'"),
+    ],
 )
 def test_bad_steps(medium, step: object, match: str) -> None:
     m = manager(medium)
@@ -198,7 +203,9 @@ def test_restoring_an_uncommitted_step_lists_the_committed(medium) -> None:
     m = manager(medium)
     m.save(1, b"1")
     m.save(3, b"3")
-    with pytest.raises(CheckpointError, match=r"step 2: step is not committed.*committed steps are \[1, 3\]"):
+    with pytest.raises(
+        CheckpointError, match=r"step 2: step is not committed.*committed steps are \[1, 3\]"
+    ):
         m.restore(2)
 
 

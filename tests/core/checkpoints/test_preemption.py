@@ -36,8 +36,10 @@ def start(tmp_path: Path, *, grace: float, after_save: str) -> subprocess.Popen[
     code = textwrap.dedent(LOOP.format(grace=grace, after_save=after_save))
     process = subprocess.Popen(
         [sys.executable, "-c", code, str(tmp_path / "ckpt")],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert process.stdout is not None and process.stdout.readline() == "ready\n"
     return process
 
