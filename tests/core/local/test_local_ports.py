@@ -43,8 +43,9 @@ def test_a_port_locked_by_another_process_is_skipped(
     monkeypatch.setattr(ports_module, "candidate_range", lambda: (base, base + 2))
     holder = subprocess.Popen(
         [sys.executable, "-c",
-         "import sys, time; from vtrain.local import reserve_ports\n"
-         f"with reserve_ports(1, folder={str(tmp_path)!r}) as p:\n"
+         "import time; from vtrain.local import ports\n"
+         f"ports.candidate_range = lambda: ({base}, {base + 2})\n"
+         f"with ports.reserve_ports(1, folder={str(tmp_path)!r}) as p:\n"
          "    print(p[0], flush=True); time.sleep(60)"],
         stdout=subprocess.PIPE, text=True,
     )

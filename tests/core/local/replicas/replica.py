@@ -5,8 +5,8 @@ It works out who it is from the platform's own variables, records its start
 address, and then, unless told otherwise, meets the chief over TCP: the chief
 waits for a hello from every other replica, the others connect and say hello.
 
-    replica.py OUT [--linger ROLE ...] [--ignore-term] [--fork] [--fail NAME:N]
-                   [--hang-first NAME] [--chief-hang]
+    replica.py OUT [--linger ROLE ...] [--ignore-term] [--term-exits-0] [--fork]
+                   [--fail NAME:N] [--hang-first NAME] [--chief-hang] [--info]
 """
 
 from __future__ import annotations
@@ -44,6 +44,32 @@ def whoami() -> tuple[str, int, list[str], str]:
     return role, index, [n for n in names if n != f"{role}-{index}"], cluster["chief"][0]
 
 
+def connect(chief: str, me: str = "") -> str:
+    """Say hello to the chief (retrying until it listens); its reply, or "" to say nothing."""
+    host, port = chief.rsplit(":", 1)
+    while True:
+        try:
+            with socket.create_connection((host, int(port)), timeout=5) as conn:
+                if not me:
+                    return ""
+                conn.sendall(f"{me}\n".encode())
+                return conn.makefile().readline().strip()
+        except OSError:
+            time.sleep(0.05)
+
+
+def on_term(out: str, me: str) -> None:
+    """On SIGTERM, note it under OUT/terms and exit 0, as a job saving its state would."""
+
+    def handler(signum: int, frame: object) -> None:
+        os.makedirs(os.path.join(out, "terms"), exist_ok=True)
+        with open(os.path.join(out, "terms", me), "a") as f:
+            f.write("TERM\n")
+        os._exit(0)
+
+    signal.signal(signal.SIGTERM, handler)
+
+
 def sleep_forever() -> None:
     while True:
         time.sleep(60)
@@ -58,11 +84,15 @@ def main() -> int:
     p.add_argument("--fail", default="")
     p.add_argument("--hang-first", default="")
     p.add_argument("--chief-hang", action="store_true")
+    p.add_argument("--term-exits-0", action="store_true")
+    p.add_argument("--info", action="store_true", help="print `vtrain info --json` first")
     a = p.parse_args()
     role, index, others, chief = whoami()
     me = f"{role}-{index}"
     if a.ignore_term:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if a.term_exits_0:
+        on_term(a.out, me)
 
     # Our own address, from the platform variables (torchrun gives only the chief's).
     address = None
@@ -73,14 +103,6 @@ def main() -> int:
         address = cluster[key][index] if key in cluster else None
     if role == "chief":
         address = chief
-    server = None
-    if address:
-        host, port = address.rsplit(":", 1)
-        server = socket.socket()
-        server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        server.bind((host, int(port)))  # fails, and the replica with it, if the port is taken
-        server.listen(16)
-
     child = None
     if a.fork:
         child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
@@ -97,9 +119,22 @@ def main() -> int:
         json.dump(dict(os.environ), f)
     print(f"{me} start {count} at {address}", flush=True)
 
+    server = None
+    if address:
+        host, port = address.rsplit(":", 1)
+        server = socket.socket()
+        server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        server.bind((host, int(port)))  # fails, and the replica with it, if the port is taken
+        server.listen(16)
+
+    if a.info:
+        info = subprocess.run([sys.executable, "-m", "vtrain", "info", "--json"],
+                              capture_output=True, text=True, check=True)
+        print(info.stdout.strip(), flush=True)
     if a.fail:
         name, times = a.fail.split(":")
         if name == me and count <= int(times):
+            connect(chief)  # fail only once the chief is up, so that a job restart restarts it
             print(f"{me} fails on purpose", flush=True)
             return 3
     if a.hang_first == me and count < 2:
@@ -112,22 +147,17 @@ def main() -> int:
         waiting = set(others)
         while waiting:
             conn, _ = server.accept()
-            with conn:
-                name = conn.makefile().readline().strip()
-                conn.sendall(b"ok\n")
+            try:
+                with conn:
+                    name = conn.makefile().readline().strip()
+                    conn.sendall(b"ok\n")
+            except OSError:  # a replica that only checked we are up, then left
+                continue
             waiting.discard(name)
             print(f"chief-0 heard from {name}", flush=True)
         return 0
 
-    host, port = chief.rsplit(":", 1)
-    while True:
-        try:
-            with socket.create_connection((host, int(port)), timeout=5) as conn:
-                conn.sendall(f"{me}\n".encode())
-                reply = conn.makefile().readline().strip()
-            break
-        except OSError:
-            time.sleep(0.05)
+    reply = connect(chief, me)
     print(f"{me} got {reply}", flush=True)
     if role in a.linger:
         sleep_forever()
