@@ -21,15 +21,33 @@ def add_parser(subparsers: Any) -> None:
         "as --name=value flags, its own trial id, metric file and output folder. Run it again "
         "into the same folder to resume.",
     )
-    p.add_argument("--study", required=True, metavar="STUDY.yaml",
-                   help="the study file (YAML needs the tune extra; JSON works without it)")
-    p.add_argument("--output-dir", metavar="DIR",
-                   help="where trials and study.json go (default: vtrain-output/<study name>)")
-    p.add_argument("--parallel", type=_positive, metavar="N",
-                   help="trials at once (default: the study's parallel_trial_count)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the random and model-based searches")
-    p.add_argument("--workers", type=_count, default=0, metavar="N",
-                   help="run each trial as a local cluster with N workers besides the chief")
+    p.add_argument(
+        "--study",
+        required=True,
+        metavar="STUDY.yaml",
+        help="the study file (YAML needs the tune extra; JSON works without it)",
+    )
+    p.add_argument(
+        "--output-dir",
+        metavar="DIR",
+        help="where trials and study.json go (default: vtrain-output/<study name>)",
+    )
+    p.add_argument(
+        "--parallel",
+        type=_positive,
+        metavar="N",
+        help="trials at once (default: the study's parallel_trial_count)",
+    )
+    p.add_argument(
+        "--seed", type=int, default=0, help="seed of the random and model-based searches"
+    )
+    p.add_argument(
+        "--workers",
+        type=_count,
+        default=0,
+        metavar="N",
+        help="run each trial as a local cluster with N workers besides the chief",
+    )
     p.add_argument("--ps", type=_count, default=0, metavar="M", help="... and M parameter servers")
     p.add_argument("--evaluators", type=_count, default=0, metavar="K", help="... and K evaluators")
     # Not `command`: the top-level parser keeps the sub-command's name there.
@@ -63,10 +81,17 @@ def run(args: argparse.Namespace) -> int:
 
     command = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
     if not command:
-        raise UsageError("no command to run", source="vtrain tune", expected="vtrain tune --study S.yaml -- COMMAND")
+        raise UsageError(
+            "no command to run",
+            source="vtrain tune",
+            expected="vtrain tune --study S.yaml -- COMMAND",
+        )
     study = Study.from_file(args.study)
     for field in study.ignored:
-        print(f"vtrain tune: note: {args.study}: {field} is ignored by the local runner", file=sys.stderr)
+        print(
+            f"vtrain tune: note: {args.study}: {field} is ignored by the local runner",
+            file=sys.stderr,
+        )
     output_dir = args.output_dir
     if output_dir is None:
         base = os.environ.get("VTRAIN_OUTPUT_DIR") or "vtrain-output"
@@ -78,7 +103,9 @@ def run(args: argparse.Namespace) -> int:
         replicas=Replicas(args.workers, args.ps, args.evaluators),
         parallel=args.parallel,
         seed=args.seed,
-        progress=lambda event, trial, r: print(progress_line(event, trial, r), file=sys.stderr, flush=True),
+        progress=lambda event, trial, r: print(
+            progress_line(event, trial, r), file=sys.stderr, flush=True
+        ),
     )
     print(
         f"vtrain tune: {study.algorithm}, up to {study.max_trial_count} trials, "

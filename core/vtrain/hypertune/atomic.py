@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import functools
@@ -51,9 +52,15 @@ def _renameat2() -> Callable[..., int] | None:
         function = ctypes.CDLL(None, use_errno=True).renameat2
     except (OSError, AttributeError, TypeError):
         return None
-    function.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    function.argtypes = [
+        ctypes.c_int,
+        ctypes.c_char_p,
+        ctypes.c_int,
+        ctypes.c_char_p,
+        ctypes.c_uint,
+    ]
     function.restype = ctypes.c_int
-    return function  # type: ignore[no-any-return]
+    return function
 
 
 def _exchange(source: str, target: str) -> bool:
@@ -61,7 +68,10 @@ def _exchange(source: str, target: str) -> bool:
     function = _renameat2()
     if function is None:
         return False
-    if function(_AT_FDCWD, os.fsencode(source), _AT_FDCWD, os.fsencode(target), _RENAME_EXCHANGE) == 0:
+    if (
+        function(_AT_FDCWD, os.fsencode(source), _AT_FDCWD, os.fsencode(target), _RENAME_EXCHANGE)
+        == 0
+    ):
         return True
     code = ctypes.get_errno()
     if code in _NO_EXCHANGE:
@@ -96,10 +106,8 @@ def write_atomic(path: str, data: bytes) -> None:
         else:
             os.replace(temp, path)
     except BaseException as e:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(temp)
-        except OSError:
-            pass
         if isinstance(e, OSError):
             raise StorageError(f"cannot write the file: {e.strerror or e}", source=path) from e
         raise

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Union
 
 from vtrain.hypertune.atomic import read_nofollow
 
 MAX_ENTRIES = 100
 RESERVED_KEYS = frozenset({"checkpoint_path", "global_step", "timestamp", "trial"})
 
-Entry = Mapping[str, Union[str, float]]
+Entry = Mapping[str, str | float]
 
 
 def make_entry(
@@ -62,7 +61,7 @@ def read_entries(path: str) -> list[dict[str, str | float]]:
 
 
 def metric_values(entries: list[dict[str, str | float]], tag: str) -> list[float]:
-    """The values reported under `tag`, oldest first; entries with an unreadable value are skipped."""
+    """The values reported under `tag`, oldest first; unreadable values are skipped."""
     values = []
     for entry in entries:
         if tag in entry:

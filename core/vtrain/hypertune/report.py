@@ -94,20 +94,29 @@ def report(
         number = float(value)
     except (TypeError, ValueError):
         raise UsageError(
-            "the metric is not a number", source=_WHERE, path="value", value=value,
+            "the metric is not a number",
+            source=_WHERE,
+            path="value",
+            value=value,
             expected="a float, or anything float() accepts",
         ) from None
     tag = tag or env.get("CLOUD_ML_HP_METRIC_TAG") or DEFAULT_METRIC_TAG
     if not isinstance(tag, str) or tag in RESERVED_KEYS:
         raise UsageError(
-            "the tag cannot be used", source=_WHERE, path="tag", value=tag,
+            "the tag cannot be used",
+            source=_WHERE,
+            path="tag",
+            value=tag,
             expected="a string other than " + ", ".join(sorted(RESERVED_KEYS)),
         )
     try:
         step = None if step is None else int(step)
     except (TypeError, ValueError):
         raise UsageError(
-            "the step is not an integer", source=_WHERE, path="step", value=step,
+            "the step is not an integer",
+            source=_WHERE,
+            path="step",
+            value=step,
             expected="an int or None",
         ) from None
     if not all_replicas and not ClusterInfo.from_env(env).is_chief:

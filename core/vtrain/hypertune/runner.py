@@ -10,6 +10,7 @@ folder again and finished trials are kept, interrupted ones rerun.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -27,7 +28,7 @@ from typing import Any
 from vtrain.errors import ConfigError, StorageError, UsageError
 from vtrain.hypertune.atomic import read_nofollow, write_atomic
 from vtrain.hypertune.metric_file import metric_values, read_entries
-from vtrain.hypertune.search import Parameters, Sampler, make_sampler
+from vtrain.hypertune.search import Parameters, make_sampler
 from vtrain.hypertune.study import Study
 
 RESULTS_FILE = "study.json"
@@ -154,10 +155,16 @@ class StudyRunner:
         progress: Callable[[str, Trial, StudyRunner], None] | None = None,
     ) -> None:
         if not command:
-            raise UsageError("no command to run", source="COMMAND", expected="vtrain tune ... -- python train.py")
+            raise UsageError(
+                "no command to run", source="COMMAND", expected="vtrain tune ... -- python train.py"
+            )
         if shutil.which(command[0]) is None:
-            raise UsageError("command not found", source="COMMAND", value=command[0],
-                             expected="a program on PATH or a path to an executable")  # fmt: skip
+            raise UsageError(
+                "command not found",
+                source="COMMAND",
+                value=command[0],
+                expected="a program on PATH or a path to an executable",
+            )
         self.study = study
         self.command = list(command)
         self.output_dir = os.path.abspath(output_dir)
@@ -219,7 +226,9 @@ class StudyRunner:
             if self.status == ACTIVE:
                 self._settle()
             self._save()
-        return StudyResult(self.status, self._ordered(), self.best(), self.results_file, self.reason)
+        return StudyResult(
+            self.status, self._ordered(), self.best(), self.results_file, self.reason
+        )
 
     def _check_failures(self) -> None:
         limit = self.study.max_failed_trial_count
@@ -239,34 +248,64 @@ class StudyRunner:
     def _start(self, trial: Trial) -> _Running:
         folder = trial_folder(self.output_dir, trial.trial_id)
         os.makedirs(folder, exist_ok=True)
-        env = trial_environment(self.environ, self.output_dir, trial.trial_id, self.study.metric.metric_id)
+        env = trial_environment(
+            self.environ, self.output_dir, trial.trial_id, self.study.metric.metric_id
+        )
         flags = [p.flag(trial.parameters[p.parameter_id]) for p in self.study.parameters]
         argv = [*self.command, *flags]
         if self.replicas.distributed:
             r = self.replicas
             argv = [
-                sys.executable, "-m", "vtrain", "local", "run",
-                "--workers", str(r.workers), "--ps", str(r.ps), "--evaluators", str(r.evaluators),
-                "--trial", trial.trial_id, "--output-dir", self.output_dir, "--", *argv,
-            ]  # fmt: skip
-        trial = replace(trial, started_at=time.time(), exit_code=None, final_metric=None, duration_s=None)
+                sys.executable,
+                "-m",
+                "vtrain",
+                "local",
+                "run",
+                "--workers",
+                str(r.workers),
+                "--ps",
+                str(r.ps),
+                "--evaluators",
+                str(r.evaluators),
+                "--trial",
+                trial.trial_id,
+                "--output-dir",
+                self.output_dir,
+                "--",
+                *argv,
+            ]
+        trial = replace(
+            trial, started_at=time.time(), exit_code=None, final_metric=None, duration_s=None
+        )
         with open(os.path.join(folder, LOG_FILE), "ab") as log:
             # A session of its own: Ctrl-C reaches `vtrain tune` only, which then stops
             # each trial's whole process group, local-cluster replicas included.
             process = subprocess.Popen(
-                argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                env=env, cwd=os.getcwd(), start_new_session=True,
-            )  # fmt: skip
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+                cwd=os.getcwd(),
+                start_new_session=True,
+            )
         running = _Running(trial, process)
-        threading.Thread(
-            target=lambda: (process.wait(), self._done.put(trial.trial_id)), daemon=True
-        ).start()
+        done, trial_id = self._done, trial.trial_id
+
+        def wait() -> None:
+            # One waiting thread per trial: the loop wakes the moment any trial ends.
+            process.wait()
+            done.put(trial_id)
+
+        threading.Thread(target=wait, daemon=True).start()
         self._record(trial, "started")
         return running
 
     def _finish(self, running: _Running, *, stopped: str = "") -> Trial:
         code = running.process.wait()
-        trial = replace(running.trial, exit_code=code, duration_s=time.monotonic() - running.started)
+        trial = replace(
+            running.trial, exit_code=code, duration_s=time.monotonic() - running.started
+        )
         tag = self.study.metric.metric_id
         try:
             values = metric_values(read_entries(self._metric_file(trial.trial_id)), tag)
@@ -274,14 +313,20 @@ class StudyRunner:
             values, trial = [], replace(trial, reason=str(e))
         if values:
             pick = max if self.study.metric.goal == "MAXIMIZE" else min
-            final = values[-1] if self.study.measurement_selection == "LAST_MEASUREMENT" else pick(values)
+            final = (
+                values[-1]
+                if self.study.measurement_selection == "LAST_MEASUREMENT"
+                else pick(values)
+            )
             trial = replace(trial, final_metric=final)
         if stopped:
             trial = replace(trial, status=STOPPED, reason=stopped)
         elif code != 0:
             trial = replace(trial, status=FAILED, reason=_exit_reason(code))
         elif not values:
-            trial = replace(trial, status=FAILED, reason=trial.reason or f"reported no {tag!r} metric")
+            trial = replace(
+                trial, status=FAILED, reason=trial.reason or f"reported no {tag!r} metric"
+            )
         else:
             trial = replace(trial, status=SUCCEEDED)
         self._record(trial, "finished")
@@ -349,9 +394,15 @@ class StudyRunner:
             trials = [Trial.from_dict(t) for t in document["trials"]]
             recorded = document["study"]
         except (ValueError, KeyError, TypeError) as e:
-            raise ConfigError(f"unreadable results of an earlier run: {e}", source=self.results_file,
-                              hint="move it away to start the study afresh") from e  # fmt: skip
-        if Study.from_mapping(recorded, source=self.results_file).search_space() != self.study.search_space():
+            raise ConfigError(
+                f"unreadable results of an earlier run: {e}",
+                source=self.results_file,
+                hint="move it away to start the study afresh",
+            ) from e
+        if (
+            Study.from_mapping(recorded, source=self.results_file).search_space()
+            != self.study.search_space()
+        ):
             raise UsageError(
                 "this folder holds a study with a different metric, search space or algorithm",
                 source=self.results_file,
@@ -361,10 +412,8 @@ class StudyRunner:
 
 
 def _signal_group(process: subprocess.Popen[bytes], sig: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _exit_reason(code: int) -> str:

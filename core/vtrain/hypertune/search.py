@@ -52,7 +52,7 @@ class GridSampler:
         for axis in reversed(self.axes):
             index, i = divmod(index, len(axis))
             point.append(axis[i])
-        return dict(zip(self.names, reversed(point)))
+        return dict(zip(self.names, reversed(point), strict=True))
 
     def observe(self, number: int, parameters: Mapping[str, Value], value: float | None) -> None:
         pass
@@ -108,7 +108,8 @@ class OptunaSampler:
         optuna.logging.set_verbosity(optuna.logging.WARNING)
         self.parameters = study.parameters
         self.distributions = {p.parameter_id: self._distribution(p) for p in study.parameters}
-        direction = "maximize" if study.metric.goal == "MAXIMIZE" else "minimize"
+        goal = optuna.study.StudyDirection
+        direction = goal.MAXIMIZE if study.metric.goal == "MAXIMIZE" else goal.MINIMIZE
         self.study = optuna.create_study(
             direction=direction, sampler=optuna.samplers.TPESampler(seed=seed)
         )

@@ -32,12 +32,12 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
 from vtrain.errors import ConfigError, MissingExtraError, VtrainError, raise_all
 from vtrain.hypertune.metric_file import RESERVED_KEYS
 
-Value = Union[int, float, str]
+Value = int | float | str
 
 GOALS = ("MAXIMIZE", "MINIMIZE")
 ALGORITHMS = ("ALGORITHM_UNSPECIFIED", "GRID_SEARCH", "RANDOM_SEARCH")
@@ -135,9 +135,7 @@ class Study:
             try:
                 import yaml as pyyaml  # type: ignore[import-untyped]
             except ImportError:
-                raise MissingExtraError(
-                    "a YAML study file", "tune", module="yaml"
-                ) from None
+                raise MissingExtraError("a YAML study file", "tune", module="yaml") from None
             try:
                 document = pyyaml.safe_load(text)
             except pyyaml.YAMLError as e:
@@ -164,7 +162,9 @@ class Study:
     def search_space(self) -> dict[str, Any]:
         """What a finished trial's result depends on; a resumed study must not change it."""
         d = self.to_dict()
-        return {k: d[k] for k in ("metrics", "parameters", "algorithm", "measurement_selection_type")}
+        return {
+            k: d[k] for k in ("metrics", "parameters", "algorithm", "measurement_selection_type")
+        }
 
 
 def _parameter_dict(p: Parameter) -> dict[str, Any]:
@@ -229,7 +229,9 @@ class _Parser:
 
     def fields(self, value: Any, path: str) -> _Fields | None:
         if not isinstance(value, Mapping):
-            self.fail(path or "(document)", "not a mapping", value, "a mapping of field names to values")
+            self.fail(
+                path or "(document)", "not a mapping", value, "a mapping of field names to values"
+            )
             return None
         return _Fields(self, value, path)
 
@@ -239,8 +241,13 @@ class _Parser:
             raise_all(self.errors)
             raise AssertionError("unreachable")
         counts = ("max_trial_count", "parallel_trial_count", "max_failed_trial_count")
-        spec_fields = ("metrics", "parameters", "algorithm", "measurement_selection_type",
-                       "conditional_parameter_specs")  # fmt: skip
+        spec_fields = (
+            "metrics",
+            "parameters",
+            "algorithm",
+            "measurement_selection_type",
+            "conditional_parameter_specs",
+        )
         nested = top.get("study_spec")
         spec = top
         if nested is not None:
@@ -257,22 +264,33 @@ class _Parser:
         parallel = self.count(top, "parallel_trial_count", 1, minimum=1)
         max_failed = self.count(top, "max_failed_trial_count", 0, minimum=0)
         if spec.get("conditional_parameter_specs") is not None:
-            self.fail(spec.where("conditional_parameter_specs"), "conditional parameters are not supported yet")
+            self.fail(
+                spec.where("conditional_parameter_specs"),
+                "conditional parameters are not supported yet",
+            )
         if algorithm == "GRID_SEARCH":
             for i, p in enumerate(parameters):
                 if p.type == "DOUBLE":
                     self.fail(
-                        f"{spec.where('parameters')}[{i}]", "grid search cannot enumerate a DOUBLE parameter",
-                        p.parameter_id, "INTEGER, DISCRETE or CATEGORICAL parameters only, as on Vertex",
+                        f"{spec.where('parameters')}[{i}]",
+                        "grid search cannot enumerate a DOUBLE parameter",
+                        p.parameter_id,
+                        "INTEGER, DISCRETE or CATEGORICAL parameters only, as on Vertex",
                     )
         raise_all(self.errors)
         assert metric is not None and max_trials is not None
+        assert parallel is not None and max_failed is not None
         return Study(
-            metric=metric, parameters=tuple(parameters), algorithm=algorithm,
-            max_trial_count=max_trials, parallel_trial_count=parallel,
-            max_failed_trial_count=max_failed, measurement_selection=selection,
-            source=self.source, ignored=tuple(self.ignored),
-        )  # fmt: skip
+            metric=metric,
+            parameters=tuple(parameters),
+            algorithm=algorithm,
+            max_trial_count=max_trials,
+            parallel_trial_count=parallel,
+            max_failed_trial_count=max_failed,
+            measurement_selection=selection,
+            source=self.source,
+            ignored=tuple(self.ignored),
+        )
 
     def choice(self, f: _Fields, name: str, allowed: tuple[str, ...], default: str) -> str:
         value = f.get(name, default)
@@ -305,8 +323,12 @@ class _Parser:
         f.unknown(("metric_id", "goal", "safety_config"))
         metric_id = f.get("metric_id")
         if not isinstance(metric_id, str) or not metric_id or metric_id in RESERVED_KEYS:
-            self.fail(f.where("metric_id"), "not a metric tag", metric_id,
-                      "a non-empty string other than " + ", ".join(sorted(RESERVED_KEYS)))  # fmt: skip
+            self.fail(
+                f.where("metric_id"),
+                "not a metric tag",
+                metric_id,
+                "a non-empty string other than " + ", ".join(sorted(RESERVED_KEYS)),
+            )
         goal = self.choice(f, "goal", GOALS, "MAXIMIZE") if f.get("goal") is not None else None
         if goal is None:
             self.fail(f.where("goal"), "missing", expected=" or ".join(GOALS))
@@ -327,8 +349,12 @@ class _Parser:
             if parameter is None:
                 continue
             if parameter.parameter_id in seen:
-                self.fail(f"{where}[{i}].parameter_id", "duplicate parameter", parameter.parameter_id,
-                          "each parameter_id once")  # fmt: skip
+                self.fail(
+                    f"{where}[{i}].parameter_id",
+                    "duplicate parameter",
+                    parameter.parameter_id,
+                    "each parameter_id once",
+                )
             seen.add(parameter.parameter_id)
             found.append(parameter)
         return found
@@ -341,20 +367,34 @@ class _Parser:
         errors_before = len(self.errors)
         pid = f.get("parameter_id")
         if not isinstance(pid, str) or not _FLAG_NAME.fullmatch(pid):
-            self.fail(f.where("parameter_id"), "not a flag name", pid,
-                      "letters, digits, '_', '.' or '-', starting with a letter or '_'")  # fmt: skip
+            self.fail(
+                f.where("parameter_id"),
+                "not a flag name",
+                pid,
+                "letters, digits, '_', '.' or '-', starting with a letter or '_'",
+            )
         specs = [name for name in VALUE_SPECS if f.key(name) is not None]
         if len(specs) != 1:
-            self.fail(path, "need exactly one value spec", specs or None, "one of " + ", ".join(VALUE_SPECS))
+            self.fail(
+                path,
+                "need exactly one value spec",
+                specs or None,
+                "one of " + ", ".join(VALUE_SPECS),
+            )
             return None
         kind = VALUE_SPECS[specs[0]]
         scale_name = f.get("scale_type", "LINEAR")
         scale = SCALES.get(scale_name) if isinstance(scale_name, str) else None
         if scale is None:
-            self.fail(f.where("scale_type"), "unknown scale", scale_name, "one of " + ", ".join(SCALES))
+            self.fail(
+                f.where("scale_type"), "unknown scale", scale_name, "one of " + ", ".join(SCALES)
+            )
             scale = "LINEAR"
         if f.get("conditional_parameter_specs") is not None:
-            self.fail(f.where("conditional_parameter_specs"), "conditional parameters are not supported yet")
+            self.fail(
+                f.where("conditional_parameter_specs"),
+                "conditional parameters are not supported yet",
+            )
         inner = self.fields(f.get(specs[0]), f.where(specs[0]))
         if inner is None:
             return None
@@ -365,8 +405,12 @@ class _Parser:
                 if low > high:
                     self.fail(inner.where("max_value"), "below min_value", high, f"at least {low}")
                 if scale != "LINEAR" and low <= 0:
-                    self.fail(inner.where("min_value"), f"a {scale} scale needs a positive range", low,
-                              "min_value > 0")  # fmt: skip
+                    self.fail(
+                        inner.where("min_value"),
+                        f"a {scale} scale needs a positive range",
+                        low,
+                        "min_value > 0",
+                    )
             if len(self.errors) > errors_before:
                 return None
             return Parameter(str(pid), kind, min_value=low, max_value=high, scale=scale)
@@ -386,7 +430,9 @@ class _Parser:
             number = _number(value)
             expected = "a finite number"
         if number is None:
-            self.fail(f.where(name), "missing" if value is None else "not a number", value, expected)
+            self.fail(
+                f.where(name), "missing" if value is None else "not a number", value, expected
+            )
         return number
 
     def values(self, f: _Fields, kind: str) -> tuple[Value, ...] | None:
@@ -398,8 +444,12 @@ class _Parser:
         if kind == "CATEGORICAL":
             for i, v in enumerate(values):
                 if not isinstance(v, str):
-                    self.fail(f"{where}[{i}]", "not a string", v,
-                              "a string (quote it: YAML reads yes/no/on/off/1.0 as other types)")  # fmt: skip
+                    self.fail(
+                        f"{where}[{i}]",
+                        "not a string",
+                        v,
+                        "a string (quote it: YAML reads yes/no/on/off/1.0 as other types)",
+                    )
             if len(set(map(str, values))) != len(values):
                 self.fail(where, "duplicate values", values, "distinct strings")
             return tuple(str(v) for v in values)
@@ -409,8 +459,15 @@ class _Parser:
                 self.fail(f"{where}[{i}]", "not a number", v, "a finite number")
             else:
                 numbers.append(v)
-        if len(numbers) == len(values) and any(b <= a for a, b in zip(numbers, numbers[1:])):
-            self.fail(where, "not in increasing order", values, "distinct values, smallest first, as on Vertex")
+        if len(numbers) == len(values) and any(
+            b <= a for a, b in zip(numbers, numbers[1:], strict=False)
+        ):
+            self.fail(
+                where,
+                "not in increasing order",
+                values,
+                "distinct values, smallest first, as on Vertex",
+            )
         # Keep ints as ints: a trial gets --batch_size=32, not 32.0.
         return tuple(numbers)
 

@@ -70,7 +70,10 @@ def results_table(study: Study, trials: Sequence[Trial]) -> str:
         for t in trials
     ]
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in [header, *rows])
+    return "\n".join(
+        "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+        for r in [header, *rows]
+    )
 
 
 def summary(study: Study, result: StudyResult) -> str:
@@ -79,8 +82,9 @@ def summary(study: Study, result: StudyResult) -> str:
     tag = study.metric.metric_id
     if result.best is not None:
         b = result.best
+        goal = study.metric.goal.lower()
         lines.append(
-            f"best trial: {b.trial_id}  {tag}={_value(b.final_metric)} ({study.metric.goal.lower()})"
+            f"best trial: {b.trial_id}  {tag}={_value(b.final_metric)} ({goal})"
             f"  {_parameters(b.parameters)}"
         )
     else:

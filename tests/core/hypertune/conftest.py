@@ -25,8 +25,20 @@ def tune(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Tune:
         study_file = tmp_path / f"{name}.json"
         study_file.write_text(json.dumps(document))
         output = tmp_path / f"{name}-out"
-        argv = ["tune", "--study", str(study_file), "--output-dir", str(output), *cli, "--",
-                sys.executable, OBJECTIVE, "--records", str(records), *script_args]  # fmt: skip
+        argv = [
+            "tune",
+            "--study",
+            str(study_file),
+            "--output-dir",
+            str(output),
+            *cli,
+            "--",
+            sys.executable,
+            OBJECTIVE,
+            "--records",
+            str(records),
+            *script_args,
+        ]
         status = main(argv)
         captured = capsys.readouterr()
         return TuneRun(status, captured.out, captured.err, output, records)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -35,7 +34,9 @@ def study(**fields: Any) -> dict[str, Any]:
     """A study document maximising `score` over x in [0, 1], with `fields` on top."""
     document: dict[str, Any] = {
         "metrics": [{"metric_id": "score", "goal": "MAXIMIZE"}],
-        "parameters": [{"parameter_id": "x", "double_value_spec": {"min_value": 0, "max_value": 1}}],
+        "parameters": [
+            {"parameter_id": "x", "double_value_spec": {"min_value": 0, "max_value": 1}}
+        ],
         "algorithm": "RANDOM_SEARCH",
         "max_trial_count": 4,
     }

@@ -46,16 +46,24 @@ def frozen_clock(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(time, "time", lambda: NOW)
 
 
-def cloudml_write(monkeypatch: pytest.MonkeyPatch, path: Path, reports: list[tuple[Any, ...]]) -> None:
+def cloudml_write(
+    monkeypatch: pytest.MonkeyPatch, path: Path, reports: list[tuple[Any, ...]]
+) -> None:
     monkeypatch.setenv("CLOUD_ML_HP_METRIC_FILE", str(path))
     monkeypatch.setenv("CLOUD_ML_TRIAL_ID", "7")
     writer = cloudml.HyperTune()
     for tag, value, step, checkpoint in reports:
-        writer.report_hyperparameter_tuning_metric(tag, value, global_step=step, checkpoint_path=checkpoint)
+        writer.report_hyperparameter_tuning_metric(
+            tag, value, global_step=step, checkpoint_path=checkpoint
+        )
 
 
-REPORTS = [("loss", 0.5, None, ""), ("loss", 2, 100, "gs://b/ckpt-100"), ("", 3.25, 0, ""),
-           ("accuracy", "0.75", 7, "")]  # fmt: skip
+REPORTS = [
+    ("loss", 0.5, None, ""),
+    ("loss", 2, 100, "gs://b/ckpt-100"),
+    ("", 3.25, 0, ""),
+    ("accuracy", "0.75", 7, ""),
+]
 
 
 def test_writes_what_cloudml_hypertune_writes_byte_for_byte(
@@ -76,8 +84,9 @@ def test_a_reader_of_the_format_reads_what_report_wrote(tmp_path: Path) -> None:
     report(0.5, "auc", environ=env)
     entries = read_like_the_service(path, "auc")
     assert [(e["auc"], e["global_step"], e["trial"], e["checkpoint_path"]) for e in entries] == [
-        (0.25, 10, "3", "gs://b/c"), (0.5, 0, "3", ""),
-    ]  # fmt: skip
+        (0.25, 10, "3", "gs://b/c"),
+        (0.5, 0, "3", ""),
+    ]
 
 
 def test_report_continues_a_file_cloudml_hypertune_wrote(
@@ -86,7 +95,9 @@ def test_report_continues_a_file_cloudml_hypertune_wrote(
     path = tmp_path / "m.metrics"
     cloudml_write(monkeypatch, path, [("loss", 1.0, 1, ""), ("loss", 0.5, 2, "")])
     before = path.read_text().splitlines()
-    report(0.25, "loss", 3, environ={"CLOUD_ML_HP_METRIC_FILE": str(path), "CLOUD_ML_TRIAL_ID": "7"})
+    report(
+        0.25, "loss", 3, environ={"CLOUD_ML_HP_METRIC_FILE": str(path), "CLOUD_ML_TRIAL_ID": "7"}
+    )
     after = path.read_text().splitlines()
     assert after[:2] == before
     assert [e["loss"] for e in read_like_the_service(path, "loss")] == [1.0, 0.5, 0.25]
@@ -97,10 +108,14 @@ def test_keeps_the_last_100_entries(tmp_path: Path) -> None:
     env = {"CLOUD_ML_HP_METRIC_FILE": str(path)}
     for i in range(130):
         report(i, "loss", i, environ=env)
-    assert [e["loss"] for e in read_like_the_service(path, "loss")] == [float(i) for i in range(30, 130)]
+    assert [e["loss"] for e in read_like_the_service(path, "loss")] == [
+        float(i) for i in range(30, 130)
+    ]
 
 
-def test_tag_trial_and_file_come_from_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_tag_trial_and_file_come_from_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = tmp_path / "deep" / "er" / "m.metrics"
     monkeypatch.setenv("CLOUD_ML_HP_METRIC_FILE", str(path))
     monkeypatch.setenv("CLOUD_ML_HP_METRIC_TAG", "val_loss")
@@ -193,7 +208,9 @@ def test_eight_processes_starting_at_once(tmp_path: Path) -> None:
     go = tmp_path / "go"
     env = {**os.environ, "CLOUD_ML_HP_METRIC_FILE": str(path), "CLOUD_ML_TRIAL_ID": "1"}
     processes = [
-        subprocess.Popen([sys.executable, "-c", STARTER, str(go), str(i)], env=env, stderr=subprocess.PIPE)
+        subprocess.Popen(
+            [sys.executable, "-c", STARTER, str(go), str(i)], env=env, stderr=subprocess.PIPE
+        )
         for i in range(8)
     ]
     time.sleep(0.5)  # let the interpreters reach the starting line
@@ -207,7 +224,13 @@ def test_eight_processes_starting_at_once(tmp_path: Path) -> None:
         reads += 1
         assert data.endswith(b"\n")
         for line in data.splitlines():
-            assert set(json.loads(line)) == {"checkpoint_path", "global_step", "loss", "timestamp", "trial"}
+            assert set(json.loads(line)) == {
+                "checkpoint_path",
+                "global_step",
+                "loss",
+                "timestamp",
+                "trial",
+            }
     errors = [p.communicate()[1].decode() for p in processes]
     assert [p.returncode for p in processes] == [0] * 8, errors
     entries = read_like_the_service(path, "loss")

@@ -16,16 +16,23 @@ def make(*parameters: Parameter, algorithm: str = "RANDOM_SEARCH") -> Study:
 
 
 def test_grid_enumerates_every_point_last_parameter_fastest() -> None:
-    sampler = GridSampler(make(
-        Parameter("n", "INTEGER", 1, 3),
-        Parameter("opt", "CATEGORICAL", values=("adam", "sgd")),
-        algorithm="GRID_SEARCH",
-    ))  # fmt: skip
+    sampler = GridSampler(
+        make(
+            Parameter("n", "INTEGER", 1, 3),
+            Parameter("opt", "CATEGORICAL", values=("adam", "sgd")),
+            algorithm="GRID_SEARCH",
+        )
+    )
     points = [sampler.suggest(i) for i in range(1, 8)]
     assert points == [
-        {"n": 1, "opt": "adam"}, {"n": 1, "opt": "sgd"}, {"n": 2, "opt": "adam"},
-        {"n": 2, "opt": "sgd"}, {"n": 3, "opt": "adam"}, {"n": 3, "opt": "sgd"}, None,
-    ]  # fmt: skip
+        {"n": 1, "opt": "adam"},
+        {"n": 1, "opt": "sgd"},
+        {"n": 2, "opt": "adam"},
+        {"n": 2, "opt": "sgd"},
+        {"n": 3, "opt": "adam"},
+        {"n": 3, "opt": "sgd"},
+        None,
+    ]
 
 
 def draws(p: Parameter, n: int = 400, seed: int = 0) -> list[float]:
@@ -75,7 +82,11 @@ def test_optuna_stays_in_bounds_and_learns_from_replayed_trials() -> None:
     for i in range(1, 5):
         point = first.suggest(i)
         assert point is not None
-        assert 0.001 <= float(point["x"]) <= 1.0 and 1 <= int(point["n"]) <= 8 and point["opt"] in ("adam", "sgd")
+        assert (
+            0.001 <= float(point["x"]) <= 1.0
+            and 1 <= int(point["n"]) <= 8
+            and point["opt"] in ("adam", "sgd")
+        )
         value = None if i == 2 else -((float(point["x"]) - 0.3) ** 2)
         first.observe(i, point, value)
         finished.append((i, point, value))
@@ -84,13 +95,16 @@ def test_optuna_stays_in_bounds_and_learns_from_replayed_trials() -> None:
         resumed.observe(i, point, value)
     trials = resumed.study.trials
     assert [t.state.name for t in trials] == ["COMPLETE", "FAIL", "COMPLETE", "COMPLETE"]
-    assert [t.params["x"] for t in trials] == pytest.approx([1.001 - float(p["x"]) for _, p, _ in finished])
+    assert [t.params["x"] for t in trials] == pytest.approx(
+        [1.001 - float(p["x"]) for _, p, _ in finished]
+    )
     assert resumed.suggest(5) is not None
 
 
 def test_model_based_search_without_optuna_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "optuna", None)
     study = make(Parameter("x", "DOUBLE", 0.0, 1.0), algorithm="ALGORITHM_UNSPECIFIED")
-    with pytest.raises(MissingExtraError, match=r"model-based search .* needs 'optuna'.*vtrain\[tune\]"):
+    with pytest.raises(
+        MissingExtraError, match=r"model-based search .* needs 'optuna'.*vtrain\[tune\]"
+    ):
         OptunaSampler(study, seed=0)
-

@@ -30,15 +30,19 @@ def test_grid_search_runs_exactly_the_grid(tune: Tune) -> None:
             {"parameter_id": "y", "integer_value_spec": {"min_value": 0, "max_value": 2}},
             {"parameter_id": "opt", "categorical_value_spec": {"values": ["adam", "sgd"]}},
         ],
-        algorithm="GRID_SEARCH", max_trial_count=10, parallel_trial_count=3,
-    )  # fmt: skip
+        algorithm="GRID_SEARCH",
+        max_trial_count=10,
+        parallel_trial_count=3,
+    )
     run = tune(document)
     assert run.status == 0, run.err
     seen = sorted((f["y"], f["opt"]) for f in map(flags, run.records()))
     assert seen == sorted(itertools.product(["0", "1", "2"], ["adam", "sgd"]))
     assert [t["trial_id"] for t in run.trials] == ["1", "2", "3", "4", "5", "6"]
     assert {t["status"] for t in run.trials} == {"SUCCEEDED"}
-    assert run.results["best_trial"] in {t["trial_id"] for t in run.trials if t["parameters"]["y"] == 1}
+    assert run.results["best_trial"] in {
+        t["trial_id"] for t in run.trials if t["parameters"]["y"] == 1
+    }
 
 
 def test_random_search_over_20_trials_finds_the_peak(tune: Tune) -> None:
@@ -60,14 +64,20 @@ def test_random_search_over_20_trials_finds_the_peak(tune: Tune) -> None:
 
 def test_failed_trials_are_counted_and_stop_the_study_at_the_limit(tune: Tune) -> None:
     document = study(
-        parameters=[{"parameter_id": "x", "discrete_value_spec": {"values": [0.1, 0.6, 0.7, 0.8, 0.9]}}],
-        algorithm="GRID_SEARCH", max_trial_count=5, max_failed_trial_count=2,
-    )  # fmt: skip
+        parameters=[
+            {"parameter_id": "x", "discrete_value_spec": {"values": [0.1, 0.6, 0.7, 0.8, 0.9]}}
+        ],
+        algorithm="GRID_SEARCH",
+        max_trial_count=5,
+        max_failed_trial_count=2,
+    )
     run = tune(document, "--fail-above", "0.5")
     assert run.status == 1
     assert [(t["trial_id"], t["status"], t["reason"]) for t in run.trials] == [
-        ("1", "SUCCEEDED", ""), ("2", "FAILED", "exit status 3"), ("3", "FAILED", "exit status 3"),
-    ]  # fmt: skip
+        ("1", "SUCCEEDED", ""),
+        ("2", "FAILED", "exit status 3"),
+        ("3", "FAILED", "exit status 3"),
+    ]
     assert run.results["status"] == "FAILED"
     assert "2 trials failed (max_failed_trial_count is 2)" in run.out
     assert len(list(run.records_dir.glob("started-*"))) == 3, "no trial started after the limit"
@@ -80,12 +90,16 @@ def test_a_trial_that_reports_nothing_fails(tune: Tune) -> None:
     assert run.trials[0]["reason"] == "reported no 'score' metric"
 
 
-@pytest.mark.parametrize(("selection", "offset"), [("LAST_MEASUREMENT", 0.0), ("BEST_MEASUREMENT", -1.0)])
+@pytest.mark.parametrize(
+    ("selection", "offset"), [("LAST_MEASUREMENT", 0.0), ("BEST_MEASUREMENT", -1.0)]
+)
 def test_measurement_selection(tune: Tune, selection: str, offset: float) -> None:
     document = study(
-        metrics=[{"metric_id": "score", "goal": "MINIMIZE"}], measurement_selection_type=selection,
-        parameters=[{"parameter_id": "x", "discrete_value_spec": {"values": [0.5]}}], max_trial_count=1,
-    )  # fmt: skip
+        metrics=[{"metric_id": "score", "goal": "MINIMIZE"}],
+        measurement_selection_type=selection,
+        parameters=[{"parameter_id": "x", "discrete_value_spec": {"values": [0.5]}}],
+        max_trial_count=1,
+    )
     run = tune(document)
     assert run.trials[0]["final_metric"] == pytest.approx(-0.04 + offset)
 
@@ -103,12 +117,16 @@ def test_parallel_trials_never_share_a_metric_file_or_folder(tune: Tune) -> None
         assert r["checkpoint_dir"] == f"{folder}/checkpoints/"
         assert r["tensorboard_dir"] == f"{folder}/logs/"
         assert Path(r["metric_file"]).parent.parent == folder
-        assert json.loads(r["cluster_spec"])["task"] == {"type": "workerpool0", "index": 0, "trial": r["trial"]}
+        assert json.loads(r["cluster_spec"])["task"] == {
+            "type": "workerpool0",
+            "index": 0,
+            "trial": r["trial"],
+        }
         lines = Path(r["metric_file"]).read_text().splitlines()
         assert {json.loads(line)["trial"] for line in lines} == {r["trial"]}
     # They did run side by side: some trial started before another one ended.
     spans = sorted((r["started"], r["ended"]) for r in records)
-    assert any(b[0] < a[1] for a, b in zip(spans, spans[1:]))
+    assert any(b[0] < a[1] for a, b in zip(spans, spans[1:], strict=False))
 
 
 def test_resume_runs_only_the_trials_not_yet_finished(tune: Tune) -> None:
@@ -128,8 +146,22 @@ def test_resume_after_an_interruption_reruns_the_interrupted_trials(tmp_path: Pa
 
     def command(max_trials: int, *extra: str) -> list[str]:
         study_file.write_text(json.dumps(study(max_trial_count=max_trials, parallel_trial_count=2)))
-        return [sys.executable, "-m", "vtrain", "tune", "--study", str(study_file), "--output-dir", str(out),
-                "--", sys.executable, OBJECTIVE, "--records", str(records), *extra]  # fmt: skip
+        return [
+            sys.executable,
+            "-m",
+            "vtrain",
+            "tune",
+            "--study",
+            str(study_file),
+            "--output-dir",
+            str(out),
+            "--",
+            sys.executable,
+            OBJECTIVE,
+            "--records",
+            str(records),
+            *extra,
+        ]
 
     subprocess.run(command(2), check=True, capture_output=True)
     tuner = subprocess.Popen(command(4, "--wait-for", str(go)), stderr=subprocess.PIPE, text=True)
@@ -140,8 +172,11 @@ def test_resume_after_an_interruption_reruns_the_interrupted_trials(tmp_path: Pa
     assert tuner.wait(60) == 130, tuner.stderr.read() if tuner.stderr else ""
     state = json.loads((out / "study.json").read_text())
     assert [(t["trial_id"], t["status"]) for t in state["trials"]] == [
-        ("1", "SUCCEEDED"), ("2", "SUCCEEDED"), ("3", "STOPPED"), ("4", "STOPPED"),
-    ]  # fmt: skip
+        ("1", "SUCCEEDED"),
+        ("2", "SUCCEEDED"),
+        ("3", "STOPPED"),
+        ("4", "STOPPED"),
+    ]
     blocked = [int(p.name.split("-")[2]) for p in records.glob("started-[34]-*")]
     for pid in blocked:
         with pytest.raises(ProcessLookupError):
@@ -156,11 +191,17 @@ def test_resume_after_an_interruption_reruns_the_interrupted_trials(tmp_path: Pa
 
 def test_resume_refuses_a_different_search_space(tune: Tune) -> None:
     tune(study(max_trial_count=1))
-    changed = study(max_trial_count=2, algorithm="GRID_SEARCH",
-                    parameters=[{"parameter_id": "x", "discrete_value_spec": {"values": [0.1]}}])  # fmt: skip
+    changed = study(
+        max_trial_count=2,
+        algorithm="GRID_SEARCH",
+        parameters=[{"parameter_id": "x", "discrete_value_spec": {"values": [0.1]}}],
+    )
     run = tune(changed)
     assert run.status == 2
-    assert "study.json: this folder holds a study with a different metric, search space or algorithm" in run.err
+    assert (
+        "study.json: this folder holds a study with a different metric, search space or algorithm"
+        in run.err
+    )
 
 
 def test_model_based_search_runs_and_resumes(tune: Tune) -> None:
@@ -172,23 +213,39 @@ def test_model_based_search_runs_and_resumes(tune: Tune) -> None:
     assert all(0 <= t["parameters"]["x"] <= 1 for t in run.trials)
 
 
-def test_malformed_study_file_names_the_field(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_malformed_study_file_names_the_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "study.yaml"
-    path.write_text("metrics: [{metric_id: s, goal: MAXIMIZE}]\nmax_trial_count: 2\nparameters:\n"
-                    "  - {parameter_id: x, double_value_spec: {min_value: 0, max_value: 1}, scale_type: CUBIC}\n")  # fmt: skip
+    path.write_text(
+        "metrics: [{metric_id: s, goal: MAXIMIZE}]\nmax_trial_count: 2\nparameters:\n"
+        "  - parameter_id: x\n"
+        "    double_value_spec: {min_value: 0, max_value: 1}\n"
+        "    scale_type: CUBIC\n"
+    )
     assert main(["tune", "--study", str(path), "--", sys.executable, "-c", "pass"]) == 2
     err = capsys.readouterr().err
-    assert f"vtrain tune: error: {path}: parameters[0].scale_type: unknown scale (got 'CUBIC')" in err
+    assert (
+        f"vtrain tune: error: {path}: parameters[0].scale_type: unknown scale (got 'CUBIC')" in err
+    )
 
 
 @pytest.mark.parametrize(
     ("command", "match"),
-    [([], "no command to run"), (["no-such-program-here"], "COMMAND: command not found (got 'no-such-program-here')")],
+    [
+        ([], "no command to run"),
+        (["no-such-program-here"], "COMMAND: command not found (got 'no-such-program-here')"),
+    ],
 )
-def test_bad_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str], command: list[str], match: str) -> None:
+def test_bad_commands(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: list[str], match: str
+) -> None:
     path = tmp_path / "s.json"
     path.write_text(json.dumps(study()))
-    assert main(["tune", "--study", str(path), "--output-dir", str(tmp_path / "o"), "--", *command]) == 2
+    assert (
+        main(["tune", "--study", str(path), "--output-dir", str(tmp_path / "o"), "--", *command])
+        == 2
+    )
     assert match in capsys.readouterr().err
 
 
@@ -196,13 +253,17 @@ def test_trials_as_a_local_cluster(tune: Tune) -> None:
     if not Path(__file__).parents[3].joinpath("core", "vtrain", "cli", "local.py").exists():
         pytest.skip("vtrain local run is not there yet")
     # `vtrain local run` does not pass CLOUD_ML_HP_METRIC_TAG on, so the script names its tag.
-    run = tune(study(max_trial_count=2, parallel_trial_count=2), "--tag", "score", cli=("--workers", "1"))
+    run = tune(
+        study(max_trial_count=2, parallel_trial_count=2), "--tag", "score", cli=("--workers", "1")
+    )
     assert run.status == 0, run.err + "".join(
         (run.output_dir / t["trial_id"] / "trial.log").read_text() for t in run.trials
     )
     # Only the chief is sure to write its record: the job ends, and the worker is
     # stopped, as soon as the chief exits.
-    chiefs = [r for r in run.records() if json.loads(r["cluster_spec"])["task"]["type"] == "workerpool0"]
+    chiefs = [
+        r for r in run.records() if json.loads(r["cluster_spec"])["task"]["type"] == "workerpool0"
+    ]
     assert sorted(r["trial"] for r in chiefs) == ["1", "2"]
     for r in chiefs:
         cluster_spec = json.loads(r["cluster_spec"])
