@@ -17,7 +17,9 @@ from vtrain.local.plan import Plan, Replica
 NAMES = {"chief": "master", "worker": "worker", "ps": "ps", "evaluator": "evaluator"}
 
 
-def variables(plan: Plan, replicas: Sequence[Replica], me: Replica, restarts: int) -> dict[str, str]:
+def variables(
+    plan: Plan, replicas: Sequence[Replica], me: Replica, restarts: int
+) -> dict[str, str]:
     """AI Platform's variables for replica `me`."""
     trial = plan.trial_id or ""
     job = training_input(plan)

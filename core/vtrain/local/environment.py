@@ -108,9 +108,7 @@ def addresses(replicas: Sequence[Replica], names: Mapping[str, str]) -> dict[str
     return cluster
 
 
-def document(
-    cluster: Mapping[str, list[str]], task: Mapping[str, Any], **extra: Any
-) -> str:
+def document(cluster: Mapping[str, list[str]], task: Mapping[str, Any], **extra: Any) -> str:
     """A CLUSTER_SPEC or TF_CONFIG document: cluster, task and any extra top-level keys."""
     return json.dumps({"cluster": dict(cluster), "task": dict(task), **extra})
 

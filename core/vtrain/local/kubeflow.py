@@ -16,7 +16,9 @@ from vtrain.local.plan import Plan, Replica
 NAMES = {"chief": "chief", "worker": "worker", "ps": "ps", "evaluator": "evaluator"}
 
 
-def variables(plan: Plan, replicas: Sequence[Replica], me: Replica, restarts: int) -> dict[str, str]:
+def variables(
+    plan: Plan, replicas: Sequence[Replica], me: Replica, restarts: int
+) -> dict[str, str]:
     """Kubeflow's variables for replica `me`."""
     env: dict[str, str] = {}
     if len(replicas) > 1:

@@ -49,7 +49,11 @@ class Output:
         }
         self._prefix[NOTE_NAME] = self._paint(f"{NOTE_NAME:<{width}} | ", _NOTE_COLOUR)
         os.makedirs(os.path.dirname(log_path(output_dir, "x")), exist_ok=True)
-        self._logs: dict[str, BinaryIO] = {n: open(log_path(output_dir, n), "wb") for n in names}
+        # Open for the job's whole life; `close` closes them.
+        self._logs: dict[str, BinaryIO] = {
+            n: open(log_path(output_dir, n), "wb")  # noqa: SIM115
+            for n in names
+        }
 
     def _paint(self, text: str, colour: str) -> str:
         return f"\033[{colour}m{text}\033[0m" if self._colour else text

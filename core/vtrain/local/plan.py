@@ -166,8 +166,9 @@ class Plan:
             try:
                 trial_id = check_trial_id(trial_id, "--trial")
             except VtrainError as e:
-                errors.append(UsageError(e.problem, source="--trial", value=trial_id,
-                                         expected=e.expected))
+                errors.append(
+                    UsageError(e.problem, source="--trial", value=trial_id, expected=e.expected)
+                )
         if job_id is None:
             job_id = time.strftime("local-%Y%m%d-%H%M%S-") + str(os.getpid())
         elif not _JOB_ID.fullmatch(job_id) or ".." in job_id:
@@ -177,11 +178,19 @@ class Plan:
         if command[:1] == ["--"]:
             command = command[1:]
         if not command or not command[0]:
-            bad("COMMAND", "no command to run", command,
-                "a command after --, e.g. -- python train.py")
+            bad(
+                "COMMAND",
+                "no command to run",
+                command,
+                "a command after --, e.g. -- python train.py",
+            )
         elif shutil.which(command[0]) is None:
-            bad("COMMAND", "not an executable file or a command on PATH", command[0],
-                "a program every replica can run")
+            bad(
+                "COMMAND",
+                "not an executable file or a command on PATH",
+                command[0],
+                "a program every replica can run",
+            )
 
         checked: list[Kill] = []
         for kill in kills:
@@ -192,12 +201,16 @@ class Plan:
         counts = {CHIEF: 1, WORKER: workers, PS: ps, EVALUATOR: evaluators}
         for kill in checked:
             if kill.index >= counts[kill.role]:
-                bad("--kill", "no such replica", str(kill),
+                bad(
+                    "--kill",
+                    "no such replica",
+                    str(kill),
                     f"a {kill.role} index below {max(counts[kill.role], 0)} "
-                    f"(the job has {max(counts[kill.role], 0)} {kill.role} replicas)")
+                    f"(the job has {max(counts[kill.role], 0)} {kill.role} replicas)",
+                )
 
-        base = output_dir if output_dir is not None else os.path.join("vtrain-output", "local", job_id)
-        base = os.path.abspath(base)
+        default = os.path.join("vtrain-output", "local", job_id)
+        base = os.path.abspath(default if output_dir is None else output_dir)
         if os.path.exists(base) and not os.path.isdir(base):
             bad("--output-dir", "exists and is not a folder", output_dir, "a folder or a new path")
         raise_all(errors)
@@ -236,7 +249,7 @@ class Plan:
         return os.path.join(self.output_dir, self.trial_id) if self.trial_id else self.output_dir
 
     def replicas(self, ports: Sequence[int] = ()) -> tuple[Replica, ...]:
-        """Every replica in rank order (chief, workers, ps, evaluators), given the ports in order."""
+        """Every replica in rank order (chief, workers, ps, evaluators), on `ports` in order."""
         roles = [(role, i) for role, n in self.counts.items() for i in range(n)]
         if ports and len(ports) != len(roles):
             raise ValueError(f"{len(ports)} ports for {len(roles)} replicas")

@@ -66,7 +66,7 @@ class JobResult:
         widths = [max(len(row[i]) for row in (head, *rows)) for i in range(len(head))]
 
         def fmt(row: tuple[str, ...]) -> str:
-            return "  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip()
+            return "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
 
         lines = [fmt(head), fmt(tuple("-" * w for w in widths)), *map(fmt, rows)]
         tail = f"job {self.outcome} (exit status {self.status})"

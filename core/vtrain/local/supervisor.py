@@ -9,6 +9,7 @@ stops everything it started, and a Ctrl-C meant for vtrain does not reach it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import selectors
 import signal
@@ -56,8 +57,9 @@ def run_job(
         replicas = plan.replicas(ports)
         for folder in ("model", "checkpoints", "logs", "hypertune"):
             os.makedirs(os.path.join(plan.trial_dir, folder), exist_ok=True)
-        output = Output([r.name for r in replicas], plan.output_dir, stream or sys.stdout,
-                        colour=colour)
+        output = Output(
+            [r.name for r in replicas], plan.output_dir, stream or sys.stdout, colour=colour
+        )
         try:
             where = ", ".join(f"{r.name} {r.address}" for r in replicas)
             output.note(f"job {plan.job_id} ({plan.platform}) in {plan.output_dir}: {where}")
@@ -70,10 +72,8 @@ def run_job(
 
 def kill_group(pgid: int, sig: int) -> None:
     """Send `sig` to process group `pgid`; a group that is already gone is fine."""
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 class _Stream:
@@ -404,10 +404,8 @@ class _Supervisor:
         def handler(signum: int, frame: object) -> None:
             # Only note it here: the loop acts on it, never in the middle of a Popen.
             self._signals.append(signum)
-            try:
+            with contextlib.suppress(OSError):  # a full pipe already says "wake up"
                 os.write(self._wake_w, b"\0")
-            except OSError:
-                pass
 
         previous = {sig: signal.signal(sig, handler) for sig in _STOP_SIGNALS}
 

@@ -13,7 +13,9 @@ from vtrain.local.environment import trainer_variables
 from vtrain.local.plan import Plan, Replica
 
 
-def variables(plan: Plan, replicas: Sequence[Replica], me: Replica, restarts: int) -> dict[str, str]:
+def variables(
+    plan: Plan, replicas: Sequence[Replica], me: Replica, restarts: int
+) -> dict[str, str]:
     """torchrun's variables for replica `me`, after `restarts` restarts of the group."""
     env = trainer_variables(replicas, me)
     size = env["WORLD_SIZE"]

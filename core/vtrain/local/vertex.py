@@ -25,7 +25,9 @@ POOLS = {role: pool for pool, role in VERTEX_POOLS.items()}
 TF_ROLES = {"chief": "chief", "worker": "worker", "ps": "ps"}
 
 
-def variables(plan: Plan, replicas: Sequence[Replica], me: Replica, restarts: int) -> dict[str, str]:
+def variables(
+    plan: Plan, replicas: Sequence[Replica], me: Replica, restarts: int
+) -> dict[str, str]:
     """Vertex's variables for replica `me`."""
     trial = plan.trial_id or ""
     job = job_spec(plan)

@@ -73,7 +73,8 @@ def test_vertex_distributed() -> None:
         assert spec["cluster"] == pools
         assert spec["task"] == {"type": pool, "index": index, "trial": ""}
         assert spec["environment"] == "cloud"
-        assert [p.get("replicaCount") for p in spec["job"]["workerPoolSpecs"]] == ["1", "2", "1", "1"]
+        counts = [p.get("replicaCount") for p in spec["job"]["workerPoolSpecs"]]
+        assert counts == ["1", "2", "1", "1"]
         tf = doc(env, "TF_CONFIG")
         assert tf["cluster"] == tf_cluster  # the evaluator is never inside
         assert tf["task"]["type"] == tf_type and tf["task"]["index"] == index
@@ -134,10 +135,15 @@ def test_aiplatform(options: dict[str, Any], tf_chief: str) -> None:
     tf = doc(chief, "TF_CONFIG")
     assert tf["task"]["type"] == tf_chief
     assert tf["cluster"] == {
-        tf_chief: ["127.0.0.1:1001"], "worker": ["127.0.0.1:1002"], "ps": ["127.0.0.1:1003"]
+        tf_chief: ["127.0.0.1:1001"],
+        "worker": ["127.0.0.1:1002"],
+        "ps": ["127.0.0.1:1003"],
     }
-    assert doc(all_envs["worker-0"], "TF_CONFIG")["task"] == {"type": "worker", "index": 0,
-                                                              "trial": ""}
+    assert doc(all_envs["worker-0"], "TF_CONFIG")["task"] == {
+        "type": "worker",
+        "index": 0,
+        "trial": "",
+    }
     assert "AIP_MODEL_DIR" not in chief and chief["VTRAIN_OUTPUT_DIR"] == "/out"
     assert chief["CLOUD_ML_JOB_ID"] == "job7"
     if "evaluators" in options:
@@ -164,12 +170,18 @@ def test_kubeflow() -> None:
     for name, env in all_envs.items():
         role, index = name.split("-")
         tf = doc(env, "TF_CONFIG")
-        assert tf == {"cluster": cluster, "task": {"type": role, "index": int(index)},
-                      "environment": "cloud"}
+        assert tf == {
+            "cluster": cluster,
+            "task": {"type": role, "index": int(index)},
+            "environment": "cloud",
+        }
         assert "CLUSTER_SPEC" not in env and "AIP_MODEL_DIR" not in env
         assert "CLOUD_ML_JOB_ID" not in env
     assert {n: e.get("RANK") for n, e in all_envs.items()} == {
-        "chief-0": "0", "worker-0": "1", "ps-0": None, "evaluator-0": None
+        "chief-0": "0",
+        "worker-0": "1",
+        "ps-0": None,
+        "evaluator-0": None,
     }
     assert all_envs["worker-0"]["WORLD_SIZE"] == "2"
     assert all_envs["worker-0"]["MASTER_PORT"] == "1001"
@@ -185,13 +197,32 @@ def test_torchrun() -> None:
     plan = Plan.from_options(PY, platform="torchrun", workers=2, output_dir="/out", job_id="j")
     replicas = plan.replicas([2001, 2002, 2003])
     env = replica_env(plan, replicas, replicas[2], restarts=2, environ=PARENT)
-    assert {k: env[k] for k in (
-        "RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "ROLE_RANK",
-        "ROLE_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "TORCHELASTIC_RUN_ID",
-        "TORCHELASTIC_RESTART_COUNT",
-    )} == {
-        "RANK": "2", "LOCAL_RANK": "2", "WORLD_SIZE": "3", "LOCAL_WORLD_SIZE": "3",
-        "GROUP_RANK": "0", "ROLE_RANK": "2", "ROLE_WORLD_SIZE": "3", "MASTER_ADDR": "127.0.0.1",
-        "MASTER_PORT": "2001", "TORCHELASTIC_RUN_ID": "j", "TORCHELASTIC_RESTART_COUNT": "2",
+    assert {
+        k: env[k]
+        for k in (
+            "RANK",
+            "LOCAL_RANK",
+            "WORLD_SIZE",
+            "LOCAL_WORLD_SIZE",
+            "GROUP_RANK",
+            "ROLE_RANK",
+            "ROLE_WORLD_SIZE",
+            "MASTER_ADDR",
+            "MASTER_PORT",
+            "TORCHELASTIC_RUN_ID",
+            "TORCHELASTIC_RESTART_COUNT",
+        )
+    } == {
+        "RANK": "2",
+        "LOCAL_RANK": "2",
+        "WORLD_SIZE": "3",
+        "LOCAL_WORLD_SIZE": "3",
+        "GROUP_RANK": "0",
+        "ROLE_RANK": "2",
+        "ROLE_WORLD_SIZE": "3",
+        "MASTER_ADDR": "127.0.0.1",
+        "MASTER_PORT": "2001",
+        "TORCHELASTIC_RUN_ID": "j",
+        "TORCHELASTIC_RESTART_COUNT": "2",
     }
     assert "TF_CONFIG" not in env and "CLUSTER_SPEC" not in env

@@ -26,14 +26,17 @@ PY = [sys.executable, "-c", "pass"]
         ({"max_restarts": -1}, r"--max-restarts: cannot be negative \(got -1\)"),
         ({"timeout": 0}, r"--timeout: must be positive \(got 0\)"),
         ({"grace": -1.0}, r"--grace: cannot be negative"),
-        ({"platform": "sagemaker"}, r"--platform: unknown platform \(got 'sagemaker'\); expected vertex"),
+        ({"platform": "sage"}, r"--platform: unknown platform \(got 'sage'\); expected vertex"),
         ({"platform": "torchrun", "ps": 1}, r"--ps/--evaluators: torchrun starts trainers only"),
         ({"use_chief": True}, r"--use-chief: .*\(got 'vertex'\); expected aiplatform"),
         ({"trial_id": "../x"}, r"--trial: trial id is not a plain folder name \(got '../x'\)"),
         ({"trial_id": "1", "platform": "torchrun"}, r"--trial: this platform has no trial id"),
         ({"job_id": "a/b"}, r"--job-id: not a plain folder name \(got 'a/b'\)"),
-        ({"kills": ["worker:0@1"]}, r"--kill: no such replica \(got 'worker:0@1:KILL'\); "
-                                    r"expected a worker index below 0"),
+        (
+            {"kills": ["worker:0@1"]},
+            r"--kill: no such replica \(got 'worker:0@1:KILL'\); "
+            r"expected a worker index below 0",
+        ),
         ({"workers": 2, "kills": ["worker:2@1"]}, r"--kill: no such replica .*job has 2 worker"),
         ({"kills": ["chief:1@1"]}, r"--kill: no such replica"),
         ({"kills": ["worker0@5"]}, r"--kill: not a kill \(got 'worker0@5'\); expected ROLE:INDEX"),
@@ -87,8 +90,9 @@ def test_kill_is_parsed(text: str, expected: Kill) -> None:
 
 
 def test_plan_defaults_and_replicas(tmp_path: Path) -> None:
-    plan = Plan.from_options(["--", *PY], workers=2, ps=1, evaluators=1, job_id="j1",
-                             kills=["worker:1@3", "ps:0@1"])
+    plan = Plan.from_options(
+        ["--", *PY], workers=2, ps=1, evaluators=1, job_id="j1", kills=["worker:1@3", "ps:0@1"]
+    )
     assert plan.command == tuple(PY)
     assert plan.max_restarts == 5 and not plan.restart_job
     assert plan.output_dir.endswith("/vtrain-output/local/j1")

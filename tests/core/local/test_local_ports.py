@@ -31,9 +31,9 @@ def test_nested_runs_never_share_a_port(tmp_path: Path, monkeypatch: pytest.Monk
     with reserve_ports(2, folder=str(tmp_path)) as first:
         with reserve_ports(2, folder=str(tmp_path)) as second:
             assert sorted(first + second) == list(range(base, base + 4))
-        with pytest.raises(LaunchError, match=r"found only 2 free ports .*expected 3 free ports"):
-            with reserve_ports(3, folder=str(tmp_path)):
-                pass
+        too_many = r"found only 2 free ports .*expected 3 free ports"
+        with pytest.raises(LaunchError, match=too_many), reserve_ports(3, folder=str(tmp_path)):
+            pass
 
 
 def test_a_port_locked_by_another_process_is_skipped(
@@ -42,12 +42,16 @@ def test_a_port_locked_by_another_process_is_skipped(
     base = _free_block(2)
     monkeypatch.setattr(ports_module, "candidate_range", lambda: (base, base + 2))
     holder = subprocess.Popen(
-        [sys.executable, "-c",
-         "import time; from vtrain.local import ports\n"
-         f"ports.candidate_range = lambda: ({base}, {base + 2})\n"
-         f"with ports.reserve_ports(1, folder={str(tmp_path)!r}) as p:\n"
-         "    print(p[0], flush=True); time.sleep(60)"],
-        stdout=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-c",
+            "import time; from vtrain.local import ports\n"
+            f"ports.candidate_range = lambda: ({base}, {base + 2})\n"
+            f"with ports.reserve_ports(1, folder={str(tmp_path)!r}) as p:\n"
+            "    print(p[0], flush=True); time.sleep(60)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert holder.stdout is not None

@@ -22,7 +22,12 @@ import pytest
 from conftest import REPLICA, VTRAIN, alive, group_alive, starts
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
-LEAKS = {"TF_CONFIG": '{"leak": 1}', "RANK": "99", "AIP_MODEL_DIR": "/leak/", "CLOUD_ML_JOB_ID": "leak"}
+LEAKS = {
+    "TF_CONFIG": '{"leak": 1}',
+    "RANK": "99",
+    "AIP_MODEL_DIR": "/leak/",
+    "CLOUD_ML_JOB_ID": "leak",
+}
 
 
 def replica(out: Path, *args: str) -> list[str]:
@@ -54,8 +59,19 @@ def test_each_replica_gets_its_platform_environment_and_meets_the_chief(
 ) -> None:
     out, job = tmp_path / "rec", tmp_path / "job"
     roles = [] if platform == "torchrun" else ["--ps", "1", "--evaluators", "1"]
-    done = vtrain("--platform", platform, "--workers", "2", *roles, "--output-dir", str(job),
-                  "--job-id", "j1", *replica(out), **LEAKS)
+    done = vtrain(
+        "--platform",
+        platform,
+        "--workers",
+        "2",
+        *roles,
+        "--output-dir",
+        str(job),
+        "--job-id",
+        "j1",
+        *replica(out),
+        **LEAKS,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     all_envs = envs(out)
     names = {"chief-0", "worker-0", "worker-1"} | ({"ps-0", "evaluator-0"} if roles else set())
@@ -137,8 +153,17 @@ def test_a_killed_replica_comes_back_on_the_same_address(
     # worker-0 waits for the kill on its first start. A second kill covers a first that
     # lands before the replica has even recorded its start on a slow machine.
     extra = ["--term-exits-0"] if sig == "TERM" else []
-    done = vtrain("--workers", "1", "--grace", "2", "--kill", f"worker:0@1:{sig}",
-                  "--kill", f"worker:0@4:{sig}", *replica(out, "--hang-first", "worker-0", *extra))
+    done = vtrain(
+        "--workers",
+        "1",
+        "--grace",
+        "2",
+        "--kill",
+        f"worker:0@1:{sig}",
+        "--kill",
+        f"worker:0@4:{sig}",
+        *replica(out, "--hang-first", "worker-0", *extra),
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     runs = starts(out, "worker-0")
     assert len(runs) >= 2
@@ -165,9 +190,7 @@ def test_the_restart_limit_fails_the_job(vtrain: Run, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("whole_job", [False, True])
-def test_restart_one_replica_or_the_whole_job(
-    vtrain: Run, tmp_path: Path, whole_job: bool
-) -> None:
+def test_restart_one_replica_or_the_whole_job(vtrain: Run, tmp_path: Path, whole_job: bool) -> None:
     out = tmp_path / "rec"
     flag = ["--restart-job-on-worker-restart"] if whole_job else []
     done = vtrain("--workers", "1", *flag, *replica(out, "--fail", "worker-0:1"))
@@ -196,8 +219,9 @@ def test_ps_and_evaluators_are_stopped_when_the_chief_finishes(
 ) -> None:
     out = tmp_path / "rec"
     flags = ["--fork", "--linger", "ps", "evaluator"] + (["--ignore-term"] if ignore_term else [])
-    done = vtrain("--workers", "1", "--ps", "1", "--evaluators", "1", "--grace", "0.5",
-                  *replica(out, *flags))
+    done = vtrain(
+        "--workers", "1", "--ps", "1", "--evaluators", "1", "--grace", "0.5", *replica(out, *flags)
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     for name in ("ps-0", "evaluator-0"):
         assert re.search(rf"^{name} +0 +{re.escape(status)} +\d", done.stdout, re.M)
@@ -212,9 +236,21 @@ def test_ctrl_c_or_sigterm_stops_everything(
 ) -> None:
     out = tmp_path / "rec"
     proc = subprocess.Popen(
-        [*VTRAIN, "--workers", "1", "--ps", "1", "--grace", "1",
-         *replica(out, "--chief-hang", "--fork", "--linger", "ps", "--ignore-term")],
-        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        [
+            *VTRAIN,
+            "--workers",
+            "1",
+            "--ps",
+            "1",
+            "--grace",
+            "1",
+            *replica(out, "--chief-hang", "--fork", "--linger", "ps", "--ignore-term"),
+        ],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     try:
         deadline = time.monotonic() + 30
@@ -267,8 +303,9 @@ def test_done_means_vtrain_info_shows_every_replica_its_role_and_rank(
     pytest.importorskip("vtrain.cli.info")
     # Each replica prints `vtrain info --json`, then meets the chief: so every one has
     # printed before the chief finishes and the job stops the rest.
-    done = vtrain("--workers", "2", "--ps", "1", "--evaluators", "1",
-                  *replica(tmp_path / "rec", "--info"))
+    done = vtrain(
+        "--workers", "2", "--ps", "1", "--evaluators", "1", *replica(tmp_path / "rec", "--info")
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     seen = info_lines(done.stdout)
     assert {n: (i["role"], i["index"], i["rank"], i["source"]) for n, i in seen.items()} == (
@@ -279,8 +316,19 @@ def test_done_means_vtrain_info_shows_every_replica_its_role_and_rank(
 def test_the_literal_done_means_command(vtrain: Run, tmp_path: Path) -> None:
     pytest.importorskip("vtrain.cli.info")
     bin_dir = os.path.dirname(sys.executable)
-    done = vtrain("--workers", "2", "--ps", "1", "--evaluators", "1", "--",
-                  "vtrain", "info", "--json", PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    done = vtrain(
+        "--workers",
+        "2",
+        "--ps",
+        "1",
+        "--evaluators",
+        "1",
+        "--",
+        "vtrain",
+        "info",
+        "--json",
+        PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     seen = info_lines(done.stdout)
     # As on the platform, the job ends when the chief exits: on a busy machine a replica

@@ -25,8 +25,13 @@ def whoami() -> tuple[str, int, list[str], str]:
     """(role, index, every other replica's name, the chief's host:port)."""
     if "CLUSTER_SPEC" in os.environ:
         spec = json.loads(os.environ["CLUSTER_SPEC"])
-        roles = {"workerpool0": "chief", "workerpool1": "worker", "workerpool2": "ps",
-                 "workerpool3": "evaluator", "master": "chief"}
+        roles = {
+            "workerpool0": "chief",
+            "workerpool1": "worker",
+            "workerpool2": "ps",
+            "workerpool3": "evaluator",
+            "master": "chief",
+        }
         role = roles.get(spec["task"]["type"], spec["task"]["type"])
         cluster = {roles.get(k, k): v for k, v in spec["cluster"].items()}
     elif "TF_CONFIG" in os.environ:
@@ -109,8 +114,12 @@ def main() -> int:
     starts = os.path.join(a.out, "starts", me)
     os.makedirs(os.path.dirname(starts), exist_ok=True)
     with open(starts, "a") as f:
-        record = {"pid": os.getpid(), "pgid": os.getpgid(0), "address": address,
-                  "child": child.pid if child else None}
+        record = {
+            "pid": os.getpid(),
+            "pgid": os.getpgid(0),
+            "address": address,
+            "child": child.pid if child else None,
+        }
         f.write(json.dumps(record) + "\n")
     with open(starts) as f:
         count = len(f.readlines())
@@ -128,8 +137,12 @@ def main() -> int:
         server.listen(16)
 
     if a.info:
-        info = subprocess.run([sys.executable, "-m", "vtrain", "info", "--json"],
-                              capture_output=True, text=True, check=True)
+        info = subprocess.run(
+            [sys.executable, "-m", "vtrain", "info", "--json"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         print(info.stdout.strip(), flush=True)
     if a.fail:
         name, times = a.fail.split(":")
