@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 from typing import Any
 
 from vtrain.local.plan import DEFAULT_GRACE_SECONDS, DEFAULT_MAX_RESTARTS, PLATFORMS
@@ -108,4 +110,11 @@ def _run(args: argparse.Namespace) -> int:
         timeout=args.timeout,
         grace=args.grace,
     )
-    return run_job(plan).status
+    status = run_job(plan).status
+    try:
+        sys.stdout.flush()
+    except OSError:
+        # Whoever read our output left (`| head`): let the interpreter's last flush go
+        # nowhere, or it would turn the job's exit status into 120.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return status

@@ -40,7 +40,7 @@ class Output:
         *,
         colour: bool | None = None,
     ) -> None:
-        self._stream = stream
+        self._stream: TextIO | None = stream
         self._colour = use_colour(stream) if colour is None else colour
         width = max(len(n) for n in (*names, NOTE_NAME))
         self._prefix = {
@@ -62,21 +62,30 @@ class Output:
         """One line (without its newline) that replica `name` printed."""
         self._logs[name].write(data + b"\n")
         text = data.decode("utf-8", "replace").rstrip("\r")
-        self._stream.write(f"{self._prefix[name]}{text}\n")
+        self.write(f"{self._prefix[name]}{text}\n")
 
     def note(self, text: str, replica: str | None = None) -> None:
         """vtrain's own message; also written to the log of `replica` when one is named."""
         if replica is not None:
             self._logs[replica].write(f"[vtrain] {text}\n".encode())
-        self._stream.write(f"{self._prefix[NOTE_NAME]}{text}\n")
+        self.write(f"{self._prefix[NOTE_NAME]}{text}\n")
 
     def write(self, text: str) -> None:
         """Text as it is (the summary table)."""
-        self._stream.write(text)
+        if self._stream is not None:
+            try:
+                self._stream.write(text)
+            except OSError:
+                # `vtrain local run ... | head` closes our stdout: the job goes on, logged.
+                self._stream = None
 
     def flush(self) -> None:
         """Push out what was written so far."""
-        self._stream.flush()
+        if self._stream is not None:
+            try:
+                self._stream.flush()
+            except OSError:
+                self._stream = None
         for log in self._logs.values():
             log.flush()
 

@@ -336,3 +336,63 @@ def test_the_literal_done_means_command(vtrain: Run, tmp_path: Path) -> None:
     assert "chief-0" in seen
     for name, info in seen.items():
         assert (info["role"], info["index"], info["rank"], info["source"]) == EXPECTED_INFO[name]
+
+
+def test_the_example_cluster(vtrain: Run, tmp_path: Path) -> None:
+    example = Path(__file__).parents[3] / "examples" / "cluster" / "hello_cluster.py"
+    job = tmp_path / "job"
+    done = vtrain(
+        "--workers",
+        "2",
+        "--ps",
+        "1",
+        "--evaluators",
+        "1",
+        "--output-dir",
+        str(job),
+        "--",
+        sys.executable,
+        str(example),
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    met = json.loads((job / "model" / "hello.json").read_text())["met"]
+    assert sorted(met) == ["evaluator-0", "ps-0", "worker-0", "worker-1"]
+
+
+def test_a_command_that_cannot_start(vtrain: Run, tmp_path: Path) -> None:
+    script = tmp_path / "not-a-program"
+    script.write_text("no shebang here\n")
+    script.chmod(0o755)
+    done = vtrain("--workers", "1", "--", str(script))
+    assert done.returncode == 2
+    assert "vtrain local: error: COMMAND: could not start chief-0: Exec format error" in done.stderr
+
+
+def test_a_reader_that_leaves_does_not_change_the_outcome(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    out = tmp_path / "rec"
+    proc = subprocess.Popen(
+        [*VTRAIN, "--workers", "1", *replica(out, "--hang-first", "worker-0")],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None
+    proc.stdout.readline()
+    proc.stdout.close()  # like `| head -1`
+    # worker-0 hangs until this kill, so the job is still writing after the reader left.
+    try:
+        deadline = time.monotonic() + 30
+        while not starts(out, "worker-0"):
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        os.kill(starts(out, "worker-0")[0]["pid"], signal.SIGKILL)
+        assert proc.wait(timeout=30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    log = (tmp_path / "vtrain-output" / "local").glob("*/replica-logs/chief-0.log")
+    assert "chief-0 heard from worker-0" in next(log).read_text()
