@@ -25,10 +25,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from vtrain.errors import ConfigError, StorageError, UsageError
+from vtrain.errors import ConfigError, LaunchError, StorageError, UsageError
 from vtrain.hypertune.atomic import read_nofollow, write_atomic
 from vtrain.hypertune.metric_file import metric_values, read_entries
-from vtrain.hypertune.search import Parameters, make_sampler
+from vtrain.hypertune.search import Parameters, grid_size, make_sampler
 from vtrain.hypertune.study import Study
 
 RESULTS_FILE = "study.json"
@@ -218,9 +218,10 @@ class StudyRunner:
                 self._check_failures()
                 if self.status != ACTIVE:
                     self._stop(running, self.reason)
-        except BaseException:
-            self.status, self.reason = STOPPED, "interrupted"
-            self._stop(running, "interrupted")
+        except BaseException as e:
+            why = "interrupted" if isinstance(e, KeyboardInterrupt) else f"stopped by an error: {e}"
+            self.status, self.reason = STOPPED, why
+            self._stop(running, why)
             raise
         finally:
             if self.status == ACTIVE:
@@ -229,6 +230,11 @@ class StudyRunner:
         return StudyResult(
             self.status, self._ordered(), self.best(), self.results_file, self.reason
         )
+
+    @property
+    def total(self) -> int:
+        """How many trials the study runs at most: max_trial_count, or a smaller grid."""
+        return min(self.study.max_trial_count, grid_size(self.study) or self.study.max_trial_count)
 
     def _check_failures(self) -> None:
         limit = self.study.max_failed_trial_count
@@ -277,18 +283,24 @@ class StudyRunner:
         trial = replace(
             trial, started_at=time.time(), exit_code=None, final_metric=None, duration_s=None
         )
-        with open(os.path.join(folder, LOG_FILE), "ab") as log:
-            # A session of its own: Ctrl-C reaches `vtrain tune` only, which then stops
-            # each trial's whole process group, local-cluster replicas included.
-            process = subprocess.Popen(
-                argv,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                env=env,
-                cwd=os.getcwd(),
-                start_new_session=True,
-            )
+        try:
+            with open(os.path.join(folder, LOG_FILE), "ab") as log:
+                # A session of its own: Ctrl-C reaches `vtrain tune` only, which then stops
+                # each trial's whole process group, local-cluster replicas included.
+                process = subprocess.Popen(
+                    argv,
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    env=env,
+                    start_new_session=True,
+                )
+        except OSError as e:
+            raise LaunchError(
+                f"cannot start trial {trial.trial_id}: {e.strerror or e}",
+                source="COMMAND",
+                value=argv[0],
+            ) from e
         running = _Running(trial, process)
         done, trial_id = self._done, trial.trial_id
 

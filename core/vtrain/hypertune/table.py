@@ -37,7 +37,7 @@ def progress_line(event: str, trial: Trial, runner: StudyRunner) -> str:
     done = sum(t.status in (SUCCEEDED, FAILED) for t in trials)
     running = sum(t.status == ACTIVE for t in trials)
     failed = sum(t.status == FAILED for t in trials)
-    head = f"[{done}/{runner.study.max_trial_count}] trial {trial.trial_id}"
+    head = f"[{done}/{runner.total}] trial {trial.trial_id}"
     if event == "started":
         return f"{head} started: {_parameters(trial.parameters)}"
     tag = runner.study.metric.metric_id

@@ -40,6 +40,7 @@ def test_grid_search_runs_exactly_the_grid(tune: Tune) -> None:
     assert seen == sorted(itertools.product(["0", "1", "2"], ["adam", "sgd"]))
     assert [t["trial_id"] for t in run.trials] == ["1", "2", "3", "4", "5", "6"]
     assert {t["status"] for t in run.trials} == {"SUCCEEDED"}
+    assert "[6/6] trial" in run.err
     assert run.results["best_trial"] in {
         t["trial_id"] for t in run.trials if t["parameters"]["y"] == 1
     }
@@ -272,3 +273,16 @@ def test_trials_as_a_local_cluster(tune: Tune) -> None:
     for t in run.trials:
         x = t["parameters"]["x"]
         assert t["final_metric"] == pytest.approx(-((x - 0.3) ** 2))
+
+
+def test_a_command_that_cannot_start_stops_the_study(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    script = tmp_path / "bad-interpreter"
+    script.write_text("#!/no/such/interpreter\n")
+    script.chmod(0o755)
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(study()))
+    argv = ["tune", "--study", str(path), "--output-dir", str(tmp_path / "o"), "--", str(script)]
+    assert main(argv) == 2
+    assert "COMMAND: cannot start trial 1: No such file or directory" in capsys.readouterr().err
