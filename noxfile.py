@@ -14,7 +14,9 @@ CONSTRAINTS = ("-c", "tests/constraints.txt")
 
 # framework -> the extras its session installs and the test folders it runs.
 # Each framework plugin adds its row; MXNet gets a row of its own because it needs numpy<1.24.
-FRAMEWORKS: dict[str, dict[str, list[str]]] = {}
+FRAMEWORKS: dict[str, dict[str, list[str]]] = {
+    "pytorch": {"extras": ["pytorch", "lightning"], "tests": ["tests/pytorch"]},
+}
 
 
 @nox.session

@@ -65,9 +65,11 @@ def main() -> None:
         return
     torch.manual_seed(0)
     model = Regression(args.learning_rate)
-    options = trainer_options(handle=handle, monitor="train_loss_epoch")
+    options = trainer_options(handle=handle, monitor="train_loss")
     trainer = L.Trainer(max_epochs=args.epochs, enable_progress_bar=False, **options)
-    loader = DataLoader(synthetic_data(args.samples), batch_size=args.batch_size)
+    dataset = synthetic_data(args.samples)
+    # The same sampler alone and distributed: one shuffled order, split across the ranks.
+    loader = DataLoader(dataset, batch_size=args.batch_size, sampler=handle.sampler(dataset))
     trainer.fit(model, loader, ckpt_path=resume_path(options))
 
     params = torch.cat([p.detach().flatten() for p in model.parameters()]).tolist()

@@ -1,12 +1,23 @@
-"""Each replica joins the world through vtrain and all-reduces its rank + 1."""
+"""Each replica joins the world through vtrain and all-reduces its rank + 1.
+
+LATE=role:index:seconds makes that replica start its rendezvous late.
+"""
 
 import json
 import os
+import time
 
 import torch
 import torch.distributed as dist
 
 import vtrain
+
+late = os.environ.get("LATE")
+if late:
+    role, index, seconds = late.split(":")
+    me = vtrain.ClusterInfo.from_env()
+    if (me.role, me.index) == (role, int(index)):
+        time.sleep(float(seconds))
 
 handle = vtrain.plugins.get("pytorch").configure()
 result = {"role": handle.role, "rank": handle.rank, "world_size": handle.world_size}
@@ -15,7 +26,8 @@ if handle.in_world:
     dist.all_reduce(value)
     result["sum"] = value.item()
     result["env"] = {k: os.environ[k] for k in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "NODE_RANK")}
-    handle.teardown()
-name = f"{handle.role}-{os.environ.get('CLOUD_ML_JOB_ID', 'job')}-{os.getpid()}.json"
-with open(os.path.join(os.environ["RESULTS"], name), "w") as f:
+with open(os.path.join(os.environ["RESULTS"], f"{handle.role}-{os.getpid()}.json"), "w") as f:
     json.dump(result, f)
+# Nobody leaves before everyone has written: the chief's exit ends the job.
+handle.barrier()
+handle.teardown()

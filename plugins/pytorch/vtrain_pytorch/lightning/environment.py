@@ -82,8 +82,7 @@ class VtrainEnvironment(ClusterEnvironment):
         """Refuse a Trainer whose devices x nodes does not match the cluster."""
         if (num_devices, num_nodes) != (self._world.local_world_size, self._world.num_nodes):
             raise UsageError(
-                f"Trainer(devices={num_devices}, num_nodes={num_nodes}) does not match the "
-                "cluster",
+                f"Trainer(devices={num_devices}, num_nodes={num_nodes}) does not match the cluster",
                 source="Trainer",
                 value={"devices": num_devices, "num_nodes": num_nodes},
                 expected=f"devices={self._world.local_world_size}, "

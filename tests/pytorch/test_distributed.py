@@ -1,0 +1,89 @@
+"""Real torch.distributed (gloo) across real processes on 127.0.0.1, under `vtrain local run`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from cluster import EXAMPLES, SCRIPTS, local_run, run_alone
+
+ALLREDUCE = [str(SCRIPTS / "allreduce.py")]
+EXAMPLE = str(EXAMPLES / "pytorch" / "train.py")
+
+
+def results(folder: Path) -> list[dict[str, object]]:
+    return [json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))]
+
+
+def trainers(found: list[dict[str, object]]) -> list[dict[str, object]]:
+    return sorted((r for r in found if r["rank"] is not None), key=lambda r: int(r["rank"]))  # type: ignore[call-overload]
+
+
+def test_all_reduce_across_three_processes_ps_and_evaluator_outside(tmp_path: Path) -> None:
+    (tmp_path / "r").mkdir()
+    run = local_run(tmp_path / "out", ["--workers", "2", "--ps", "1", "--evaluators", "1"],
+                    ALLREDUCE, RESULTS=str(tmp_path / "r"))  # fmt: skip
+    assert run.returncode == 0, run.output
+    found = results(tmp_path / "r")
+    in_world = trainers(found)
+    assert [r["rank"] for r in in_world] == [0, 1, 2]
+    assert all(r["sum"] == 6.0 and r["world_size"] == 3 for r in in_world)
+    assert sorted(r["role"] for r in found if r["rank"] is None) == ["evaluator", "ps"]
+
+
+@pytest.mark.parametrize("platform", ["vertex", "aiplatform", "kubeflow", "torchrun"])
+def test_every_platforms_variables_give_the_right_ranks(platform: str, tmp_path: Path) -> None:
+    (tmp_path / "r").mkdir()
+    run = local_run(tmp_path / "out", ["--workers", "2", "--platform", platform], ALLREDUCE,
+                    RESULTS=str(tmp_path / "r"))  # fmt: skip
+    assert run.returncode == 0, run.output
+    in_world = trainers(results(tmp_path / "r"))
+    assert [(r["role"], r["rank"], r["sum"]) for r in in_world] == [
+        ("chief", 0, 6.0),
+        ("worker", 1, 6.0),
+        ("worker", 2, 6.0),
+    ]
+    assert [r["env"]["RANK"] for r in in_world] == ["0", "1", "2"]  # type: ignore[index]
+
+
+def test_a_replica_that_starts_20_s_late_still_joins(tmp_path: Path) -> None:
+    (tmp_path / "r").mkdir()
+    run = local_run(tmp_path / "out", ["--workers", "2"], ALLREDUCE,
+                    RESULTS=str(tmp_path / "r"), LATE="worker:1:20")  # fmt: skip
+    assert run.returncode == 0, run.output
+    in_world = trainers(results(tmp_path / "r"))
+    assert [(r["rank"], r["sum"]) for r in in_world] == [(0, 6.0), (1, 6.0), (2, 6.0)]
+    assert "restart" not in run.logs["chief-0"].lower()
+
+
+def test_ddp_replicas_agree_and_match_one_process_on_the_same_data(tmp_path: Path) -> None:
+    args = ["--steps", "40", "--global-batch-size", "48"]
+    run = local_run(tmp_path / "out", ["--workers", "2"], [EXAMPLE, *args])
+    assert run.returncode == 0, run.output
+    chief = run.params("chief-0")
+    assert run.params("worker-0") == chief and run.params("worker-1") == chief
+    alone = json.loads(run_alone(tmp_path / "alone", [EXAMPLE, *args]).split("final parameters")[1])
+    assert chief == pytest.approx(alone, rel=1e-5, abs=1e-6)
+    # The run trained: the parameters moved far from their initial values toward w = i/8.
+    assert chief[:8] == pytest.approx([i / 8 for i in range(1, 9)], abs=0.05)
+    assert (tmp_path / "out" / "model" / "model.pt").exists()
+
+
+def test_a_killed_chief_resumes_from_the_last_checkpoint(tmp_path: Path) -> None:
+    args = ["--steps", "400", "--global-batch-size", "48", "--step-delay", "0.02"]
+    run = local_run(
+        tmp_path / "out",
+        ["--workers", "2", "--kill", "chief:0@7", "--restart-job-on-worker-restart"],
+        [EXAMPLE, *args],
+    )
+    assert run.returncode == 0, run.output
+    resumed = int(run.last("chief-0", "resumed from step"))
+    assert 0 < resumed < 400, "the kill must land mid-training, after a checkpoint"
+    assert resumed % 10 == 0
+    chief = run.params("chief-0")
+    assert run.params("worker-0") == chief and run.params("worker-1") == chief
+    uninterrupted = run_alone(tmp_path / "alone", [EXAMPLE, "--steps", "400",
+                                                   "--global-batch-size", "48"])  # fmt: skip
+    assert chief == pytest.approx(json.loads(uninterrupted.split("final parameters")[1]),
+                                  rel=1e-5, abs=1e-6)  # fmt: skip
