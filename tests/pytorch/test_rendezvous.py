@@ -41,8 +41,11 @@ def test_waits_for_a_chief_that_starts_listening_late() -> None:
 
 def test_gives_up_with_a_clear_error_when_nobody_listens() -> None:
     port = free_port()
-    with pytest.raises(LaunchError, match=rf"MASTER_ADDR:MASTER_PORT: the chief did not accept "
-                       rf"connections within 1 s: no answer .*\(got '127.0.0.1:{port}'\)"):  # fmt: skip
+    expected = (
+        r"MASTER_ADDR:MASTER_PORT: the chief did not accept connections within 1 s: "
+        rf"no answer .*\(got '127.0.0.1:{port}'\)"
+    )
+    with pytest.raises(LaunchError, match=expected):
         wait_for_chief("127.0.0.1", port, timedelta(seconds=1))
 
 

@@ -38,8 +38,10 @@ def test_torchrun_inside_a_vertex_replica_uses_its_local_rank() -> None:
 
 
 def test_torchrun_ranks_are_final() -> None:
-    env = {"TORCHELASTIC_RUN_ID": "r", "RANK": "13", "LOCAL_RANK": "5", "WORLD_SIZE": "16",
-           "LOCAL_WORLD_SIZE": "8", "GROUP_RANK": "1", "MASTER_ADDR": "n0", "MASTER_PORT": "29400"}  # fmt: skip
+    env = {
+        "TORCHELASTIC_RUN_ID": "r", "RANK": "13", "LOCAL_RANK": "5", "WORLD_SIZE": "16",
+        "LOCAL_WORLD_SIZE": "8", "GROUP_RANK": "1", "MASTER_ADDR": "n0", "MASTER_PORT": "29400",
+    }  # fmt: skip
     world = World.from_cluster(ClusterInfo.from_env(env))
     assert (world.rank, world.world_size, world.local_rank, world.node_rank) == (13, 16, 5, 1)
     assert (world.master_addr, world.master_port, world.num_nodes) == ("n0", 29400, 2)
