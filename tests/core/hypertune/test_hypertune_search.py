@@ -71,6 +71,7 @@ def test_discrete_and_categorical_draw_from_their_values() -> None:
 
 
 def test_optuna_stays_in_bounds_and_learns_from_replayed_trials() -> None:
+    pytest.importorskip("optuna")
     study = make(
         Parameter("x", "DOUBLE", 0.001, 1.0, scale="REVERSE_LOG"),
         Parameter("n", "INTEGER", 1, 8, scale="LOG"),

@@ -75,6 +75,8 @@ GCLOUD_JSON = {
 
 
 def test_yaml_study_file(tmp_path: Path) -> None:
+    yaml = pytest.importorskip("yaml")
+    assert yaml.safe_load(YAML) == DOCUMENT
     path = tmp_path / "study.yaml"
     path.write_text(YAML)
     study = Study.from_file(str(path))
@@ -116,7 +118,7 @@ def test_defaults() -> None:
 
 
 def test_round_trip_through_to_dict() -> None:
-    study = Study.from_text(YAML, source="study.yaml")
+    study = Study.from_mapping(DOCUMENT, source="study.yaml")
     assert Study.from_mapping(study.to_dict(), source="study.yaml") == study
 
 
@@ -135,15 +137,27 @@ def test_flags(p: Parameter, value: Any, flag: str) -> None:
     assert p.flag(value) == flag
 
 
-def base() -> dict[str, Any]:
-    import yaml
-
-    return dict(yaml.safe_load(YAML))
+# YAML above, as pyyaml reads it: the tests below run without pyyaml too.
+DOCUMENT: dict[str, Any] = {
+    "metrics": [{"metric_id": "loss", "goal": "MINIMIZE"}],
+    "parameters": [
+        {"parameter_id": "learning_rate", "scale_type": "UNIT_LOG_SCALE",
+         "double_value_spec": {"min_value": 0.0001, "max_value": 0.1}},
+        {"parameter_id": "layers", "integer_value_spec": {"min_value": 1, "max_value": 4},
+         "scale_type": "LINEAR"},
+        {"parameter_id": "batch_size", "discrete_value_spec": {"values": [16, 32, 64]}},
+        {"parameter_id": "optimizer", "categorical_value_spec": {"values": ["adam", "sgd"]}},
+    ],
+    "algorithm": "RANDOM_SEARCH",
+    "max_trial_count": 20,
+    "parallel_trial_count": 4,
+    "max_failed_trial_count": 3,
+}  # fmt: skip
 
 
 def edit(path: str, value: Any) -> dict[str, Any]:
     """The YAML study with the field at a dotted path (list indexes as numbers) set or deleted."""
-    document = copy.deepcopy(base())
+    document = copy.deepcopy(DOCUMENT)
     *parents, last = [int(p) if p.isdigit() else p for p in path.split(".")]
     node: Any = document
     for key in parents:

@@ -206,6 +206,7 @@ def test_resume_refuses_a_different_search_space(tune: Tune) -> None:
 
 
 def test_model_based_search_runs_and_resumes(tune: Tune) -> None:
+    pytest.importorskip("optuna")
     document = study(algorithm="ALGORITHM_UNSPECIFIED", max_trial_count=3, parallel_trial_count=2)
     assert tune(document).status == 0
     run = tune({**document, "max_trial_count": 5})
