@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REPLICA, VTRAIN, alive, group_alive, starts
+from local_procs import REPLICA, VTRAIN, alive, group_alive, starts
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
 LEAKS = {
