@@ -87,3 +87,18 @@ def test_a_killed_chief_resumes_from_the_last_checkpoint(tmp_path: Path) -> None
                                                    "--global-batch-size", "48"])  # fmt: skip
     assert chief == pytest.approx(json.loads(uninterrupted.split("final parameters")[1]),
                                   rel=1e-5, abs=1e-6)  # fmt: skip
+
+
+def test_two_processes_per_machine_get_global_ranks(tmp_path: Path) -> None:
+    (tmp_path / "r").mkdir()
+    launch = ["-m", "vtrain_pytorch.launch", "--nproc-per-node", "2", *ALLREDUCE]
+    run = local_run(tmp_path / "out", ["--workers", "1"], launch, RESULTS=str(tmp_path / "r"))
+    assert run.returncode == 0, run.output
+    in_world = trainers(results(tmp_path / "r"))
+    assert [(r["role"], r["rank"], r["sum"], r["world_size"]) for r in in_world] == [
+        ("chief", 0, 10.0, 4),
+        ("chief", 1, 10.0, 4),
+        ("worker", 2, 10.0, 4),
+        ("worker", 3, 10.0, 4),
+    ]
+    assert [r["env"]["LOCAL_RANK"] for r in in_world] == ["0", "1", "0", "1"]  # type: ignore[index]

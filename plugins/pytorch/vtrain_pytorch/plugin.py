@@ -10,6 +10,7 @@ from typing import Any
 from vtrain import ClusterInfo, UsageError
 from vtrain.plugins.base import Plugin
 from vtrain_pytorch.handle import TorchHandle
+from vtrain_pytorch.launch import NPROC_VARIABLE
 from vtrain_pytorch.rendezvous import wait_for_chief
 from vtrain_pytorch.world import World
 
@@ -61,6 +62,10 @@ class PyTorchPlugin(Plugin):
         if not info.is_trainer:
             return TorchHandle(role=info.role, world=None, backend=None, device=torch.device("cpu"))
 
+        if nproc_per_node is None and env.get(NPROC_VARIABLE):
+            # Started by vtrain_pytorch.launch: one of several processes on this machine.
+            nproc_per_node = int(env[NPROC_VARIABLE])
+            local_rank = int(env.get("LOCAL_RANK", "0")) if local_rank is None else local_rank
         world = World.from_cluster(
             info, nproc_per_node=nproc_per_node, local_rank=local_rank, environ=env
         )
