@@ -18,8 +18,11 @@ class Checkpoint:
     uri: str
     """The committed step folder it was read from."""
     manifest: Manifest
-    files: Mapping[str, bytearray]
-    """Name -> content, for `save(step, bytes)` and `save(step, {name: bytes})`; else empty."""
+    files: Mapping[str, memoryview]
+    """Name -> content, for `save(step, bytes)` and `save(step, {name: bytes})`; else empty.
+
+    Read-only memory maps for large files on a local disk, in-memory buffers
+    elsewhere; compare them to bytes, slice them, or `bytes(view)` for a copy."""
     directory: str | None
     """A local folder holding the verified files: in place on a local disk or FUSE mount;
     for a callable's save on FUSE or gs://, a copy (the `into` folder, or a new temporary one)."""
@@ -28,7 +31,7 @@ class Checkpoint:
         object.__setattr__(self, "files", MappingProxyType(dict(self.files)))
 
     @property
-    def data(self) -> bytearray:
+    def data(self) -> memoryview:
         """The content of a `save(step, bytes)`."""
         if self.manifest.kind != "bytes":
             raise CheckpointError(

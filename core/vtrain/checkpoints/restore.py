@@ -8,7 +8,15 @@ import tempfile
 from vtrain.checkpoints.checkpoint import Checkpoint
 from vtrain.checkpoints.layout import MARKER, parse_step_folder, step_folder
 from vtrain.checkpoints.manifest import FileEntry, Manifest
-from vtrain.checkpoints.streams import Crc32, CrcSink, file_crc, mismatch, read_into
+from vtrain.checkpoints.streams import (
+    MAP_MIN,
+    Crc32,
+    CrcSink,
+    file_crc,
+    map_verified,
+    mismatch,
+    read_into,
+)
 from vtrain.errors import CheckpointError, StorageError
 from vtrain.storage.location import Location
 
@@ -63,19 +71,24 @@ def _check(entry: FileEntry, size: int, crc: int, where: str) -> None:
         raise mismatch(where, entry.name, "CRC-32", f"{crc:08x}", f"{entry.crc32:08x}")
 
 
-def _read_verified(data: Location, entry: FileEntry, where: str) -> bytearray:
-    # A bytearray filled in place: returning bytes would cost one more copy of the whole file.
-    buffer = bytearray(entry.size)
+def _read_verified(data: Location, entry: FileEntry, where: str) -> memoryview:
     path = _file_path(data, entry.name)
+    if path is not None and data.atomic_rename and entry.size >= MAP_MIN:
+        view, crc = map_verified(path, entry.size, where=where, name=entry.name)
+        _check(entry, entry.size, crc, where)
+        return view
+    # A bytearray filled in place: building bytes would cost one more copy of the whole file.
+    buffer = bytearray(entry.size)
     if path is not None:
         crc = read_into(path, buffer, where=where, name=entry.name)
         _check(entry, entry.size, crc, where)
-        return buffer
+        return memoryview(buffer)
     with Crc32(entry.size) as running:
         sink = CrcSink(buffer, entry.size, running)
         data.download_fileobj(entry.name, sink)  # type: ignore[arg-type]
+        sink.flush()
         _check(entry, sink.written, running.value(), where)
-    return buffer
+    return memoryview(buffer)
 
 
 def _copy_verified(data: Location, entry: FileEntry, target: str, where: str) -> None:
@@ -83,6 +96,7 @@ def _copy_verified(data: Location, entry: FileEntry, target: str, where: str) ->
     with open(target, "wb") as out, Crc32(entry.size) as running:
         sink = CrcSink(out, entry.size, running)
         data.download_fileobj(entry.name, sink)  # type: ignore[arg-type]
+        sink.flush()
         _check(entry, sink.written, running.value(), where)
 
 
@@ -98,7 +112,7 @@ def load(location: Location, manifest: Manifest, *, into: str | None = None) -> 
     step_location = location.join(step_folder(manifest.step))
     data = step_location.join(manifest.folder)
     where = f"{location.uri}: step {manifest.step}"
-    files: dict[str, bytearray] = {}
+    files: dict[str, memoryview] = {}
     directory = data.path
     try:
         if manifest.kind != "directory":

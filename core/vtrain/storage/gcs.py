@@ -126,8 +126,10 @@ class GcsLocation(Location):
             return data
 
     def write_bytes(self, name: str, data: Buffer) -> None:
-        # BytesIO shares a bytes object's memory instead of copying it.
-        raw = data if isinstance(data, bytes) else bytes(memoryview(data))
+        # BytesIO shares a bytes object's memory instead of copying it: find the bytes under a view.
+        view = memoryview(data)
+        under = view.obj
+        raw = under if isinstance(under, bytes) and view.nbytes == len(under) else view.tobytes()
         with _api_errors("write", self.uri, name):
             self._blob(name).upload_from_file(io.BytesIO(raw), size=len(raw))
 

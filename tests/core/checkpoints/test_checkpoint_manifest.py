@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import zlib
 
 import pytest
@@ -134,3 +135,25 @@ def test_names_from_the_folder_listing_are_not_trusted(medium) -> None:
     assert m.steps() == [] and m.restore() is None
     m.save(1, b"1")
     assert m.steps() == [1]
+
+
+@pytest.mark.parametrize("damage", ["flip", "truncate"])
+def test_large_files_are_checked_too(medium, damage: str) -> None:
+    # Large files take other paths: a memory map on a local disk, batched CRC feeding on gs://.
+    m = CheckpointManager(medium.uri, is_chief=True, **medium.options)
+    big = os.urandom(9 << 20)
+    m.save(1, big)
+    ckpt = m.restore(1)
+    assert ckpt is not None and ckpt.data == big
+    loc = open_location(medium.uri, **medium.options)
+    folder = Manifest.from_marker(loc.read_bytes("step-000000000001/COMMIT.json"), "t").folder
+    name = f"step-000000000001/{folder}/data"
+    data = bytearray(big)
+    if damage == "flip":
+        data[len(data) - 5] ^= 0x80
+    else:
+        del data[-1]
+    loc.write_bytes(name, data)
+    match = "CRC-32" if damage == "flip" else rf"size.*{len(big) - 1} bytes"
+    with pytest.raises(CheckpointError, match=match):
+        m.restore(1)
