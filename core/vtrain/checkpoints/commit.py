@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 from vtrain.checkpoints.layout import (
     DELETE_PREFIX,
@@ -176,6 +174,9 @@ def _save_with_marker(location: Location, step: int, payload: Payload) -> Manife
 def _upload_written(target: Location, payload: Payload, where: str) -> list[FileEntry]:
     # The callable writes to local disk first: frameworks write in small pieces, which are
     # slow on gcsfuse, and reading back through the mount to checksum would download again.
+    import tempfile  # here, not at the top: `import vtrain` stays light
+    from concurrent.futures import ThreadPoolExecutor
+
     entries = []
     with tempfile.TemporaryDirectory(prefix="vtrain-save-") as tmp, ThreadPoolExecutor(1) as pool:
         for rel in _call_writer(payload, tmp, where):

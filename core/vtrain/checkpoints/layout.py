@@ -15,8 +15,8 @@ leftover of a save or delete that did not finish, and the writer removes it.
 
 from __future__ import annotations
 
+import os
 import re
-import secrets
 
 from vtrain.errors import CheckpointError
 
@@ -65,7 +65,7 @@ def is_leftover(name: str) -> bool:
 
 def new_data_folder() -> str:
     """A fresh data folder name; fresh, so a new save never writes over committed files."""
-    return DATA_PREFIX + secrets.token_hex(8)
+    return DATA_PREFIX + os.urandom(8).hex()
 
 
 def check_data_folder(name: object, where: str) -> str:
@@ -82,4 +82,4 @@ def check_data_folder(name: object, where: str) -> str:
 
 def token() -> str:
     """A short random suffix for temporary names."""
-    return secrets.token_hex(6)
+    return os.urandom(6).hex()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import tempfile
 import warnings
 from collections.abc import Mapping
 from typing import Any
@@ -109,6 +108,8 @@ class CheckpointManager:
     def write_location(self) -> Location:
         """Where this replica's saves go: the shared folder on the chief, else a private one."""
         if self._writer is None:
+            import tempfile  # here, not at the top: `import vtrain` stays light
+
             private = self._private or tempfile.mkdtemp(prefix="vtrain-checkpoints-")
             self._writer = open_location(private, **self._options)
         return self._writer

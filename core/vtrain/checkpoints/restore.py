@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import tempfile
 
 from vtrain.checkpoints.checkpoint import Checkpoint
 from vtrain.checkpoints.layout import MARKER, parse_step_folder, step_folder
@@ -124,6 +123,8 @@ def load(location: Location, manifest: Manifest, *, into: str | None = None) -> 
         else:
             # FUSE and gs:// copy to local disk once, checking as they go, rather than
             # verifying through the mount and then having the framework download it again.
+            import tempfile  # here, not at the top: `import vtrain` stays light
+
             directory = into or tempfile.mkdtemp(prefix=f"vtrain-restore-{manifest.step}-")
             for entry in manifest.files:
                 target = os.path.join(directory, *entry.name.split("/"))
