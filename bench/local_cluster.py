@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import compileall
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -55,24 +54,31 @@ time.sleep(3600)
 """
 
 
-def hand_launcher(n: int, stamp: str) -> int:
-    """The minimal launcher: free ports, Popen, wait for the chief, terminate the rest."""
-    ports = []
-    for _ in range(n):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            ports.append(s.getsockname()[1])
-    procs = []
-    for rank in range(n):
-        env = dict(os.environ, BENCH_CHIEF=f"127.0.0.1:{ports[0]}", BENCH_RANK=str(rank))
-        env["BENCH_N"] = str(n)
-        procs.append(subprocess.Popen([sys.executable, "-c", REPLICA, stamp], env=env))
-    status = procs[0].wait()
-    for p in procs[1:]:
-        p.terminate()
-    for p in procs[1:]:
-        p.wait()
-    return status
+# The minimal launcher, run as `python -c HAND N STAMP REPLICA` so that it imports no more than
+# it needs: free ports, Popen, wait for the chief, terminate the rest. Its replicas get sessions
+# of their own as vtrain's do: on a busy machine the kernel's autogroup scheduler gives each
+# session its own share of the CPU, which would otherwise favour vtrain.
+HAND = r"""
+import os, socket, subprocess, sys
+n, stamp, replica = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+ports = []
+for _ in range(n):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        ports.append(s.getsockname()[1])
+procs = []
+for rank in range(n):
+    env = dict(os.environ, BENCH_CHIEF=f"127.0.0.1:{ports[0]}", BENCH_RANK=str(rank))
+    env["BENCH_N"] = str(n)
+    procs.append(subprocess.Popen([sys.executable, "-c", replica, stamp], env=env,
+                                  start_new_session=True))
+status = procs[0].wait()
+for p in procs[1:]:
+    p.terminate()
+for p in procs[1:]:
+    p.wait()
+sys.exit(status)
+"""
 
 
 def measure(cmd: list[str], stamp: str) -> tuple[float, float]:
@@ -91,10 +97,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--replicas", type=int, default=8)
     parser.add_argument("--runs", type=int, default=15)
-    parser.add_argument("--hand", metavar="STAMP", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.hand:
-        sys.exit(hand_launcher(args.replicas, args.hand))
 
     # Byte-compile vtrain as a wheel install does; without it (PYTHONDONTWRITEBYTECODE) every
     # run would compile vtrain from source and the bench would measure the compiler.
@@ -104,14 +107,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         stamp = os.path.join(tmp, "chief-exit")
         launchers = {
-            "hand-written": [
-                sys.executable,
-                __file__,
-                "--replicas",
-                str(args.replicas),
-                "--hand",
-                stamp,
-            ],
+            "hand-written": [sys.executable, "-c", HAND, str(args.replicas), stamp, REPLICA],
             "vtrain local run": [
                 sys.executable,
                 "-m",
