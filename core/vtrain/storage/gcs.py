@@ -106,9 +106,9 @@ class GcsLocation(Location):
         return self.client.bucket(self.bucket_name).blob(join_name(self.prefix, self._file(name)))
 
     def join(self, *names: str) -> GcsLocation:
-        child = GcsLocation(self.bucket_name, self._key(self._child(*names)), client=self._client)
-        child._environ = self._environ
-        return child
+        key = self._key(self._child(*names))
+        # Children share one client: making one per folder would redo credential discovery.
+        return GcsLocation(self.bucket_name, key, client=self.client, environ=self._environ)
 
     def open_read(self, name: str) -> BinaryIO:
         with _api_errors("open for reading", self.uri, name):

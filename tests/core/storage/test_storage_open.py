@@ -128,3 +128,11 @@ def test_emulator_host_from_the_environment(gcs_emulator) -> None:
     loc = open_location(f"gs://{bucket}/x", environ=env, gcs_mount="/nonexistent")
     loc.write_bytes("hello", b"world")
     assert gcs_emulator.client().bucket(bucket).blob("x/hello").download_as_bytes() == b"world"
+
+
+def test_subfolders_share_one_client(gcs_emulator) -> None:
+    loc = open_location("gs://bucket/x", environ=gcs_emulator.environ, gcs_mount="/nonexistent")
+    assert isinstance(loc, GcsLocation)
+    child = loc.join("a", "b")
+    assert isinstance(child, GcsLocation) and child.client is loc.client
+    assert child.uri == "gs://bucket/x/a/b"
