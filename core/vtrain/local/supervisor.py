@@ -376,7 +376,8 @@ class _Supervisor:
     def _inject(self, kill: Kill) -> None:
         slot = self._slots[kill.replica_name]
         if slot.proc is None or self._stopping:
-            self._out.note(f"--kill {kill}: {slot.name} is not running; nothing to kill")
+            why = "the job is stopping" if self._stopping else f"{slot.name} is not running"
+            self._out.note(f"--kill {kill}: {why}; nothing to kill")
             return
         self._out.note(f"--kill {kill}: sending {kill.signal.name} to {slot.name}", slot.name)
         slot.injected = True

@@ -7,6 +7,7 @@ After every test the `mark` fixture proves that no process is left.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -19,7 +20,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from local_procs import REPLICA, VTRAIN, alive, group_alive, starts
+from local_procs import MARK, REPLICA, VTRAIN, alive, group_alive, starts
+
+from vtrain.local import Plan, run_job
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
 LEAKS = {
@@ -399,3 +402,18 @@ def test_a_reader_that_leaves_does_not_change_the_outcome(
             proc.wait()
     log = (tmp_path / "vtrain-output" / "local").glob("*/replica-logs/chief-0.log")
     assert "chief-0 heard from worker-0" in next(log).read_text()
+
+
+def test_run_job_in_process(tmp_path: Path, mark: str) -> None:
+    before = signal.getsignal(signal.SIGINT)
+    plan = Plan.from_options(
+        [sys.executable, "-c", "print('hi')"], workers=1, output_dir=str(tmp_path / "job")
+    )
+    stream = io.StringIO()
+    result = run_job(plan, stream=stream, environ={**os.environ, MARK: mark})
+    assert (result.outcome, result.status) == ("succeeded", 0)
+    assert [r.name for r in result.replicas] == ["chief-0", "worker-0"]
+    assert result.replicas[0].exit_code == 0
+    assert re.search(r"^chief-0 +\| hi$", stream.getvalue(), re.M)
+    assert stream.getvalue().endswith(result.table())
+    assert signal.getsignal(signal.SIGINT) is before  # the caller's handler is back
