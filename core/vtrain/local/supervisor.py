@@ -2,9 +2,10 @@
 
 One thread and one selector: it wakes on a replica's output, on a replica's
 exit (a pidfd), on a signal to vtrain (a self-pipe) and at the next deadline
-(an injected kill, the job's timeout, the end of a grace period). Each replica
-runs in a session and process group of its own, so that stopping a replica
-stops everything it started, and a Ctrl-C meant for vtrain does not reach it.
+(an injected kill, the job's timeout, the end of a grace period). The platform's
+rules live here: the job succeeds when the chief exits 0, a failing or killed
+replica restarts up to --max-restarts times, and stopping is SIGTERM, then
+SIGKILL after the grace period.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ import contextlib
 import os
 import selectors
 import signal
-import subprocess
 import sys
 import threading
 import time
@@ -21,11 +21,11 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TextIO
 
 from vtrain.cluster.roles import CHIEF
-from vtrain.errors import LaunchError
 from vtrain.local.environment import replica_env
 from vtrain.local.output import Output
 from vtrain.local.plan import Kill, Plan, Replica
 from vtrain.local.ports import reserve_ports
+from vtrain.local.process import ReplicaProcess
 from vtrain.local.result import (
     EXIT_TIMEOUT,
     FAILED,
@@ -70,12 +70,6 @@ def run_job(
     return result
 
 
-def kill_group(pgid: int, sig: int) -> None:
-    """Send `sig` to process group `pgid`; a group that is already gone is fine."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, sig)
-
-
 class _Stream:
     """The read end of one run's stdout and stderr, and its unfinished last line."""
 
@@ -90,8 +84,7 @@ class _Slot:
 
     def __init__(self, replica: Replica) -> None:
         self.replica = replica
-        self.proc: subprocess.Popen[bytes] | None = None
-        self.pidfd: int | None = None
+        self.proc: ReplicaProcess | None = None
         self.stream: _Stream | None = None
         self.restarts = 0
         self.first_start: float | None = None
@@ -130,7 +123,7 @@ class _Supervisor:
         self._outcome: tuple[str, int, str] | None = None
         self._job_restarts = 0
         self._finished = False
-        self._use_pidfd = hasattr(os, "pidfd_open")
+        self._poll = False  # set when a replica has no pidfd
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_r, False)
         os.set_blocking(self._wake_w, False)
@@ -160,7 +153,7 @@ class _Supervisor:
 
     def _step(self) -> None:
         timeout = self._next_deadline(time.monotonic())
-        if not self._use_pidfd:
+        if self._poll:
             timeout = _POLL_SECONDS if timeout is None else min(timeout, _POLL_SECONDS)
         for key, _ in self._sel.select(timeout):
             if key.data == "wake":
@@ -169,7 +162,7 @@ class _Supervisor:
                 self._read(key.data)
             elif isinstance(key.data, _Slot):
                 self._check_exit(key.data)
-        if not self._use_pidfd:
+        if self._poll:
             for slot in list(self._slots.values()):
                 self._check_exit(slot)
         self._on_deadlines(time.monotonic())
@@ -192,41 +185,18 @@ class _Supervisor:
         env = replica_env(
             self._plan, self._replicas, slot.replica, restarts=slot.restarts, environ=self._environ
         )
-        read_end, write_end = os.pipe()
-        try:
-            proc = subprocess.Popen(
-                list(self._plan.command),
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=write_end,
-                stderr=write_end,
-                start_new_session=True,
-            )
-        except OSError as e:
-            os.close(read_end)
-            raise LaunchError(
-                f"could not start {slot.name}: {e.strerror}",
-                source="COMMAND",
-                value=self._plan.command[0],
-                expected="a program every replica can run",
-            ) from e
-        finally:
-            os.close(write_end)
-        os.set_blocking(read_end, False)
-        stream = _Stream(read_end, slot.name)
+        proc = ReplicaProcess.start(slot.name, self._plan.command, env)
+        stream = _Stream(proc.output, slot.name)
         self._streams.add(stream)
-        self._sel.register(read_end, selectors.EVENT_READ, stream)
+        self._sel.register(proc.output, selectors.EVENT_READ, stream)
+        if proc.pidfd is not None:
+            self._sel.register(proc.pidfd, selectors.EVENT_READ, slot)
+        else:
+            self._poll = True
         slot.proc, slot.stream, slot.injected, slot.stopped = proc, stream, False, False
         slot.exit_code = None
         if slot.first_start is None:
             slot.first_start = time.monotonic()
-        if self._use_pidfd:
-            try:
-                slot.pidfd = os.pidfd_open(proc.pid)
-            except OSError:  # an old kernel: poll instead
-                self._use_pidfd = False
-            else:
-                self._sel.register(slot.pidfd, selectors.EVENT_READ, slot)
 
     def _read(self, stream: _Stream) -> bool:
         """Read one chunk; False once nothing more is there now (or ever)."""
@@ -270,23 +240,11 @@ class _Supervisor:
 
     def _check_exit(self, slot: _Slot) -> None:
         proc = slot.proc
-        if proc is None:
+        if proc is None or not proc.has_exited():
             return
-        if hasattr(os, "waitid"):
-            # WNOWAIT leaves a zombie: its pid keeps naming the group, so the kill below
-            # cannot reach a stranger that was given a recycled pid.
-            flags = os.WEXITED | os.WNOHANG | os.WNOWAIT
-            if os.waitid(os.P_PID, proc.pid, flags) is None:
-                return
-        elif proc.poll() is None:
-            return
-        # Whatever the replica started dies with it, as it would with its container.
-        kill_group(proc.pid, signal.SIGKILL)
-        code = proc.wait()
-        if slot.pidfd is not None:
-            self._sel.unregister(slot.pidfd)
-            os.close(slot.pidfd)
-            slot.pidfd = None
+        if proc.pidfd is not None:
+            self._sel.unregister(proc.pidfd)
+        code = proc.reap()
         if slot.stream is not None:
             while self._read(slot.stream):
                 pass
@@ -338,7 +296,7 @@ class _Supervisor:
         for slot in self._slots.values():
             if slot.proc is not None:
                 slot.stopped = True
-                kill_group(slot.proc.pid, signal.SIGTERM)
+                slot.proc.signal(signal.SIGTERM)
         self._stop_deadline = time.monotonic() + self._plan.grace
 
     def _advance(self) -> None:
@@ -367,11 +325,11 @@ class _Supervisor:
             for slot in self._slots.values():
                 if slot.proc is not None:
                     self._out.note(f"{slot.name} outlived the grace period: SIGKILL", slot.name)
-                    kill_group(slot.proc.pid, signal.SIGKILL)
+                    slot.proc.signal(signal.SIGKILL)
         for slot in self._slots.values():
             if slot.term_deadline is not None and now >= slot.term_deadline and slot.proc:
                 slot.term_deadline = None
-                kill_group(slot.proc.pid, signal.SIGKILL)
+                slot.proc.signal(signal.SIGKILL)
 
     def _inject(self, kill: Kill) -> None:
         slot = self._slots[kill.replica_name]
@@ -381,20 +339,17 @@ class _Supervisor:
             return
         self._out.note(f"--kill {kill}: sending {kill.signal.name} to {slot.name}", slot.name)
         slot.injected = True
-        kill_group(slot.proc.pid, kill.signal)
+        slot.proc.signal(kill.signal)
         if kill.signal != signal.SIGKILL:
             slot.term_deadline = time.monotonic() + self._plan.grace
 
     def _kill_all(self) -> None:
         for slot in self._slots.values():
-            if slot.proc is not None:
-                kill_group(slot.proc.pid, signal.SIGKILL)
-                slot.exit_code = slot.proc.wait()
+            if slot.proc is not None:  # `reap` kills its whole group first
+                if slot.proc.pidfd is not None:
+                    self._sel.unregister(slot.proc.pidfd)
+                slot.exit_code = slot.proc.reap()
                 slot.proc, slot.end, slot.stopped = None, time.monotonic(), True
-            if slot.pidfd is not None:
-                self._sel.unregister(slot.pidfd)
-                os.close(slot.pidfd)
-                slot.pidfd = None
 
     # -- signals to vtrain itself --------------------------------------------------------
 
