@@ -90,8 +90,10 @@ def main() -> None:
     if sdk is None:
         print("  (google-cloud-aiplatform not installed: SDK column skipped)")
     else:
-        print(f"  SDK / vtrain: {sdk / ours:.1f}x in wall time; "
-              f"{(sdk - bare) / max(ours - bare, 1e-9):.0f}x in time added (target >= 50x)")
+        print(
+            f"  SDK / vtrain: {sdk / ours:.1f}x in wall time; "
+            f"{(sdk - bare) / max(ours - bare, 1e-9):.0f}x in time added (target >= 50x)"
+        )
     print("parsing a CLUSTER_SPEC and deriving everything (best of 5, ms):")
     previous = None
     for n in (1_000, 10_000, 100_000):
