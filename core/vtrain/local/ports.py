@@ -8,6 +8,7 @@ the replica that owns it is between a crash and its restart.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import random
@@ -42,6 +43,28 @@ def candidate_range() -> tuple[int, int]:
     return (10000, low) if low > 12000 else (low, 65536)
 
 
+def _lock(path: str) -> int | None:
+    """An open descriptor holding the exclusive lock on `path`, or None when another has it."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        # The holder we waited on may have removed the file as it let go: our lock would be
+        # on a nameless file, and the next run would lock a new one. Only the named file counts.
+        if os.stat(path).st_ino == os.fstat(fd).st_ino:
+            return fd
+    except OSError:
+        pass
+    os.close(fd)
+    return None
+
+
+def _unlock(path: str, fd: int) -> None:
+    # Remove the file while still holding the lock, so that the folder does not fill up.
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+    os.close(fd)
+
+
 def _bindable(port: int, host: str) -> bool:
     # No SO_REUSEADDR: a port with connections in TIME_WAIT is refused too.
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
@@ -69,14 +92,11 @@ def reserve_ports(
             port = rng.randrange(low, high)
             if port in held:
                 continue
-            fd = os.open(os.path.join(folder, f"{port}.lock"), os.O_RDWR | os.O_CREAT, 0o600)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
-                os.close(fd)
+            fd = _lock(os.path.join(folder, f"{port}.lock"))
+            if fd is None:
                 continue
             if not _bindable(port, host):
-                os.close(fd)
+                _unlock(os.path.join(folder, f"{port}.lock"), fd)
                 continue
             held[port] = fd
         if len(held) < count:
@@ -88,6 +108,5 @@ def reserve_ports(
             )
         yield tuple(held)
     finally:
-        # Closing the descriptor drops the lock; the small file stays for the next run.
-        for fd in held.values():
-            os.close(fd)
+        for port, fd in held.items():
+            _unlock(os.path.join(folder, f"{port}.lock"), fd)

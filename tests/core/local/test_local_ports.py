@@ -22,6 +22,8 @@ def test_ports_are_distinct_bindable_and_below_the_ephemeral_range(tmp_path: Pat
         for port in ports:
             with socket.socket() as s:
                 s.bind(("127.0.0.1", port))
+        assert sorted(p.name for p in tmp_path.iterdir()) == sorted(f"{p}.lock" for p in ports)
+    assert list(tmp_path.iterdir()) == []  # released ports leave no lock files behind
 
 
 def test_nested_runs_never_share_a_port(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
