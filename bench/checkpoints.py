@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import random
 import shutil
 import socket
 import statistics
@@ -94,7 +93,7 @@ def report(label: str, size: int, base: list[float], ours: list[float], target: 
 
 def bench_local(size_mib: int, runs: int, root: str) -> None:
     size = size_mib * MIB
-    data = random.randbytes(size)
+    data = os.urandom(size)  # random.randbytes overflows at 1 GiB
     raw_path = os.path.join(root, "raw.bin")
     m = CheckpointManager(os.path.join(root, "ckpt"), is_chief=True, environ={})
     writes, reads, saves, restores = [], [], [], []
@@ -160,7 +159,7 @@ def emulator() -> Iterator[str]:
 
 def bench_gcs_size(client: Any, env: dict[str, str], size_mib: int, runs: int) -> None:
     size = size_mib * MIB
-    data = random.randbytes(size)
+    data = os.urandom(size)  # random.randbytes overflows at 1 GiB
     blob = client.bucket("vtrain-bench").blob(f"plain-{size_mib}")
     m = CheckpointManager(
         f"gs://vtrain-bench/ckpt-{size_mib}",

@@ -24,7 +24,7 @@ from vtrain.checkpoints.layout import (
 )
 from vtrain.checkpoints.manifest import FileEntry, Manifest
 from vtrain.checkpoints.payload import Payload
-from vtrain.checkpoints.streams import Crc32, file_crc
+from vtrain.checkpoints.streams import Crc32, file_crc, write_file
 from vtrain.errors import CheckpointError
 from vtrain.storage.local import LocalLocation, fsync_dir, os_errors, walk_files
 from vtrain.storage.location import Location
@@ -59,6 +59,13 @@ def delete_step(location: Location, step: int) -> None:
 
 def _write_files(target: Location, payload: Payload) -> list[FileEntry]:
     entries = []
+    if target.path is not None:
+        root = target.path
+        for name, view in payload.files.items():
+            with os_errors("write", target.uri, name):
+                value = write_file(os.path.join(root, *name.split("/")), view)
+            entries.append(FileEntry(name, len(view), value))
+        return entries
     for name, view in payload.files.items():
         with Crc32(len(view)) as crc:
             crc.update(view)  # the whole buffer at once: checksummed while it is written
