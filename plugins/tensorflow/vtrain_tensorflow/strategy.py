@@ -1,0 +1,46 @@
+"""The distribution strategy each role trains with, and a ClusterResolver from ClusterInfo."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from vtrain import ClusterInfo
+from vtrain.cluster import CHIEF, WORKER
+from vtrain_tensorflow.tf_config import cluster_spec_dict, tf_config_for, uses_parameter_servers
+
+
+def cluster_resolver(info: ClusterInfo) -> Any:
+    """A SimpleClusterResolver for this replica, or None for a single process.
+
+    For code that builds its own strategy; it holds exactly what `configure`
+    writes to TF_CONFIG.
+    """
+    import tensorflow as tf
+
+    config = tf_config_for(info)
+    if config is None:
+        return None
+    return tf.distribute.cluster_resolver.SimpleClusterResolver(
+        tf.train.ClusterSpec(cluster_spec_dict(config)),
+        task_type=info.role,
+        task_id=info.index,
+        rpc_layer="grpc",
+    )
+
+
+def strategy_for(info: ClusterInfo) -> Any:
+    """The strategy this replica runs `fit` under.
+
+    Parameter servers in the cluster: ParameterServerStrategy, the chief as its
+    coordinator. Otherwise several trainers: MultiWorkerMirroredStrategy. One
+    trainer, or an evaluator: the default strategy.
+    """
+    import tensorflow as tf
+
+    alone = info.num_trainers < 2 and not uses_parameter_servers(info)
+    if info.role not in (CHIEF, WORKER) or alone:
+        return tf.distribute.get_strategy()
+    resolver = cluster_resolver(info)
+    if uses_parameter_servers(info):
+        return tf.distribute.ParameterServerStrategy(resolver)
+    return tf.distribute.MultiWorkerMirroredStrategy(cluster_resolver=resolver)
