@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import signal
 import time
 from collections.abc import Iterable, Sequence
@@ -28,6 +27,13 @@ LOCAL_ROLES = (CHIEF, WORKER, PS, EVALUATOR)
 # The job id names the default output folder: refuse anything that could climb out of it.
 _JOB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 _KILL = re.compile(r"(?P<role>[a-z]+):(?P<index>\d+)@(?P<seconds>[0-9.]+)(?::(?P<signal>\w+))?")
+
+
+def _executable(name: str) -> bool:
+    """True when `name` is a program the replicas can exec: a path, or found on PATH."""
+    # shutil.which would do, but importing shutil costs more than this whole check.
+    paths = [name] if os.sep in name else [os.path.join(d, name) for d in os.get_exec_path()]
+    return any(os.access(p, os.X_OK) and not os.path.isdir(p) for p in paths)
 
 
 @dataclass(frozen=True)
@@ -184,7 +190,7 @@ class Plan:
                 command,
                 "a command after --, e.g. -- python train.py",
             )
-        elif shutil.which(command[0]) is None:
+        elif not _executable(command[0]):
             bad(
                 "COMMAND",
                 "not an executable file or a command on PATH",

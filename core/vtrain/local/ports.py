@@ -11,9 +11,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import random
 import socket
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -25,7 +23,8 @@ _MAX_TRIES = 2000
 
 def lock_dir() -> str:
     """The per-user folder holding one lock file per reserved port."""
-    return os.path.join(tempfile.gettempdir(), f"vtrain-ports-{os.getuid()}")
+    # /tmp, not $TMPDIR: concurrent runs must agree on the folder whatever their environment.
+    return os.path.join("/tmp", f"vtrain-ports-{os.getuid()}")
 
 
 def candidate_range() -> tuple[int, int]:
@@ -83,13 +82,13 @@ def reserve_ports(
     folder = folder or lock_dir()
     os.makedirs(folder, mode=0o700, exist_ok=True)
     low, high = candidate_range()
-    rng = random.Random()  # seeded from os.urandom: concurrent runs start at different ports
     held: dict[int, int] = {}  # port -> lock file descriptor
     try:
         for _ in range(_MAX_TRIES):
             if len(held) == count:
                 break
-            port = rng.randrange(low, high)
+            # Random, so that concurrent runs rarely even try the same port.
+            port = low + int.from_bytes(os.urandom(4), "big") % (high - low)
             if port in held:
                 continue
             fd = _lock(os.path.join(folder, f"{port}.lock"))

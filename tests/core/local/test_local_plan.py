@@ -57,6 +57,7 @@ def test_bad_option_is_refused(options: dict[str, Any], match: str) -> None:
         (["--"], r"COMMAND: no command to run"),
         ([""], r"COMMAND: no command to run"),
         (["no-such-program-xyz"], r"COMMAND: not an executable .*\(got 'no-such-program-xyz'\)"),
+        (["/"], r"COMMAND: not an executable file or a command on PATH \(got '/'\)"),
     ],
 )
 def test_bad_command_is_refused(command: list[str], match: str) -> None:
