@@ -30,12 +30,16 @@ from vtrain.storage.local import LocalLocation, fsync_dir, os_errors, walk_files
 from vtrain.storage.location import Location
 
 
-def save_step(location: Location, step: int, payload: Payload) -> Manifest:
-    """Write `payload` as `step` under `location` and commit it; return its manifest."""
+def save_step(location: Location, step: int, payload: Payload, *, fresh: bool = False) -> Manifest:
+    """Write `payload` as `step` under `location` and commit it; return its manifest.
+
+    `fresh` says the step folder held nothing before (the caller cleaned up and
+    never saved this step), which spares an object store one listing per save.
+    """
     if location.atomic_rename and location.path is not None:
         with os_errors("save a checkpoint", location.uri, step_folder(step)):
             return _save_by_rename(location.path, step, payload)
-    return _save_with_marker(location, step, payload)
+    return _save_with_marker(location, step, payload, fresh=fresh)
 
 
 def delete_step(location: Location, step: int) -> None:
@@ -159,22 +163,27 @@ def _remove_others(step_location: Location, keep: tuple[str, ...]) -> None:
             step_location.remove(entry)
 
 
-def _save_with_marker(location: Location, step: int, payload: Payload) -> Manifest:
+def _save_with_marker(location: Location, step: int, payload: Payload, *, fresh: bool) -> Manifest:
     name = step_folder(step)
     step_location = location.join(name)
     folder = new_data_folder()
     data = step_location.join(folder)
     data.makedirs()
-    if payload.writer is None:
-        entries = _write_files(data, payload)
-    else:
-        entries = _upload_written(data, payload, where=f"{location.uri}: step {step}")
+    try:
+        if payload.writer is None:
+            entries = _write_files(data, payload)
+        else:
+            entries = _upload_written(data, payload, where=f"{location.uri}: step {step}")
+    except BaseException:
+        data.remove()  # uncommitted and unreferenced: not worth leaving for the next cleanup
+        raise
     manifest = _manifest(step, payload, folder, entries)
     # The marker goes last: on gs:// and on gcsfuse an object appears whole, when it is
     # complete, so the step is committed at once. (A local folder only *treated* as FUSE
     # overwrites a re-saved step's marker in place; a kill there loses that step.)
     step_location.write_bytes(MARKER, manifest.to_marker())
-    _remove_others(step_location, keep=(MARKER, folder))
+    if not fresh:
+        _remove_others(step_location, keep=(MARKER, folder))
     return manifest
 
 

@@ -98,6 +98,9 @@ class CheckpointManager:
         self._private = None if private_directory is None else os.fspath(private_directory)
         self._writer: Location | None = self.location if self.is_chief else None
         self._cleaned = False
+        # Steps with a folder in the write location, as `cleanup` found them plus those saved
+        # since: a save of any other step starts from an empty folder and need not list it.
+        self._present: set[int] = set()
 
     @property
     def directory(self) -> str:
@@ -127,7 +130,8 @@ class CheckpointManager:
         content = as_payload(payload, f"{location.uri}: step {step}")
         if not self._cleaned:
             self.cleanup()
-        manifest = save_step(location, step, content)
+        manifest = save_step(location, step, content, fresh=step not in self._present)
+        self._present.add(step)
         self._retain(location, manifest.step)
         return location.join(step_folder(step)).uri
 
@@ -189,6 +193,7 @@ class CheckpointManager:
         """Remove what interrupted saves and deletes left in this replica's folder; list it."""
         location = self.write_location
         removed = []
+        self._present.clear()
         for name in location.list():
             step = parse_step_folder(name)
             if is_leftover(name):
@@ -200,6 +205,7 @@ class CheckpointManager:
                     location.remove(name)
                     removed.append(name)
                     continue
+                self._present.add(step)
                 inside = location.join(name)
                 for entry in inside.list():
                     if entry not in (MARKER, manifest.folder):
@@ -222,6 +228,7 @@ class CheckpointManager:
             kept = step in newest or step == saved
             if not kept and not (self.keep_every and step % self.keep_every == 0):
                 delete_step(location, step)
+                self._present.discard(step)
 
     def __repr__(self) -> str:
         return (

@@ -230,3 +230,27 @@ def test_defaults_come_from_the_platform(tmp_path: Path) -> None:
     assert chief.is_chief and chief.directory == worker.directory
     chief.save(1, b"c")
     assert worker.latest_step() == 1
+
+
+def test_a_new_process_saving_a_step_again_replaces_it(medium) -> None:
+    manager(medium).save(5, {"a": b"old"})
+    manager(medium).save(5, {"b": b"new"})  # a restarted replica re-saving the step it resumed
+    m = manager(medium)
+    assert dict(m.restore(5).files) == {"b": b"new"}  # type: ignore[union-attr]
+    step_folder = open_location(medium.uri, **medium.options).join("step-000000000005")
+    assert len(step_folder.list()) == 2
+
+
+def test_a_failing_save_commits_nothing_and_leaves_nothing(medium) -> None:
+    def broken(folder: str) -> None:
+        Path(folder, "half.bin").write_bytes(b"x" * 100)
+        raise RuntimeError("disk full, say")
+
+    m = manager(medium)
+    m.save(1, b"good")
+    with pytest.raises(RuntimeError, match="disk full"):
+        m.save(2, broken)
+    assert m.steps() == [1]
+    loc = open_location(medium.uri, **medium.options)
+    assert loc.list("step-000000000002") == []  # an empty folder at most; no stray files
+    assert not [n for n in loc.list() if n.startswith(".tmp-")]
