@@ -16,6 +16,7 @@ CONSTRAINTS = ("-c", "tests/constraints.txt")
 # Each framework plugin adds its row; MXNet gets a row of its own because it needs numpy<1.24.
 FRAMEWORKS: dict[str, dict[str, list[str]]] = {
     "pytorch": {"extras": ["pytorch", "lightning"], "tests": ["tests/pytorch"]},
+    "tensorflow": {"extras": ["tensorflow"], "tests": ["tests/tensorflow"]},
 }
 
 

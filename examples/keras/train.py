@@ -34,7 +34,7 @@ def main() -> None:
     keras = handle.keras
     rng = np.random.default_rng(1234)
     x = rng.normal(size=(args.samples, FEATURES)).astype("float32")
-    y = (x @ (np.arange(1, FEATURES + 1) / FEATURES) + 0.1 * rng.normal(size=args.samples))
+    y = x @ (np.arange(1, FEATURES + 1) / FEATURES) + 0.1 * rng.normal(size=args.samples)
     y = y.astype("float32").reshape(-1, 1)
 
     def build() -> tf.keras.Model:

@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
-from cluster import EXAMPLES, SCRIPTS, local_run, run_alone
+from cluster_run import EXAMPLES, local_run, run_alone
 
-ALLREDUCE = [str(SCRIPTS / "allreduce.py")]
+ALLREDUCE = [str(Path(__file__).parent / "scripts" / "allreduce.py")]
 EXAMPLE = str(EXAMPLES / "pytorch" / "train.py")
 
 

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
-from cluster import EXAMPLES, local_run, run_alone
+from cluster_run import EXAMPLES, local_run, run_alone
 from platform_examples import VERTEX_CLUSTER, cluster_spec
 
 from vtrain import ClusterInfo, UsageError

@@ -30,10 +30,15 @@ def resolved() -> str | None:
     tf = sys.modules.get("tensorflow")
     if tf is None:
         return None
-    loader = tf.__dict__.get("keras")
-    if loader is None or not getattr(loader, "_tfll_initialized", False):
+    keras = tf.__dict__.get("keras")
+    if keras is None:
         return None
-    return str(getattr(loader, "_tfll_keras_version", None))
+    if type(keras).__name__ == "KerasLazyLoader":
+        if not keras.__dict__.get("_tfll_initialized", False):
+            return None
+        return str(keras.__dict__.get("_tfll_keras_version"))
+    # Once loaded, the lazy loader replaces itself with the module it chose.
+    return LEGACY if keras.__name__.startswith("tf_keras") else KERAS_3
 
 
 def select_keras(info: ClusterInfo, environ: MutableMapping[str, str]) -> str:

@@ -31,10 +31,13 @@ def tf_config_for(info: ClusterInfo) -> dict[str, Any] | None:
             value=info.role,
             expected="chief, worker, ps or evaluator",
         )
-    cluster: dict[str, list[str]] = {}
+    cluster: dict[str, list[str] | dict[str, str]] = {}
     for role in TRAINING_ROLES:
         addresses = info.cluster.get(role, ())
-        if None in addresses:
+        if None in addresses and info.source == "tf_config":
+            # Kubeflow's sparse form ({"1": address, …}) came in; TF reads it, so it goes out.
+            cluster[role] = {str(i): a for i, a in enumerate(addresses) if a is not None}
+        elif None in addresses:
             raise ConfigError(
                 f"TensorFlow needs every replica's address, but {info.source} does not give "
                 f"the {role} addresses",
@@ -44,7 +47,7 @@ def tf_config_for(info: ClusterInfo) -> dict[str, Any] | None:
                 hint="run TensorFlow jobs from CLUSTER_SPEC or TF_CONFIG (Vertex, AI Platform, "
                 "Kubeflow TFJob, vtrain local run)",
             )
-        if addresses:
+        elif addresses:
             cluster[role] = [a for a in addresses if a is not None]
     return {"cluster": cluster, "task": {"type": info.role, "index": info.index}}
 
@@ -64,6 +67,9 @@ def uses_parameter_servers(info: ClusterInfo) -> bool:
     return bool(info.cluster.get(PS))
 
 
-def cluster_spec_dict(config: Mapping[str, Any]) -> dict[str, list[str]]:
-    """The `cluster` part, as tf.train.ClusterSpec takes it."""
-    return {role: list(addresses) for role, addresses in config["cluster"].items()}
+def cluster_spec_dict(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The `cluster` part, as tf.train.ClusterSpec takes it (sparse roles keyed by int)."""
+    return {
+        role: {int(i): a for i, a in tasks.items()} if isinstance(tasks, dict) else list(tasks)
+        for role, tasks in config["cluster"].items()
+    }

@@ -9,9 +9,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
-SCRIPTS = Path(__file__).resolve().parent / "scripts"
 
 
 @dataclass
@@ -37,9 +36,10 @@ class Run:
 def clean_env(**extra: str) -> dict[str, str]:
     """This process's environment without any cluster variable, plus `extra`."""
     cluster = ("CLUSTER_SPEC", "TF_CONFIG", "RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
-               "LOCAL_RANK", "TORCHELASTIC_RUN_ID")  # fmt: skip
+               "LOCAL_RANK", "TORCHELASTIC_RUN_ID", "TF_USE_LEGACY_KERAS")  # fmt: skip
     env = {k: v for k, v in os.environ.items() if k not in cluster and not k.startswith("AIP_")}
-    return {**env, "PYTHONUNBUFFERED": "1", **extra}
+    # TF_CPP_MIN_LOG_LEVEL: TensorFlow's C++ logging would bury the lines the tests read.
+    return {**env, "PYTHONUNBUFFERED": "1", "TF_CPP_MIN_LOG_LEVEL": "2", **extra}
 
 
 def local_run(

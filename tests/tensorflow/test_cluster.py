@@ -1,0 +1,85 @@
+"""Real TensorFlow on real processes under `vtrain local run`: MWMS, PS, evaluator, resume."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from cluster_run import EXAMPLES, clean_env, local_run
+
+EXAMPLE = str(EXAMPLES / "keras" / "train.py")
+TRUE_WEIGHTS = [i / 8 for i in range(1, 9)]
+
+
+def weights(run: object, replica: str) -> list[float]:
+    return list(json.loads(run.last(replica, "final weights")))  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("platform", ["vertex", "aiplatform"])
+def test_multi_worker_keras_fit_on_a_chief_and_a_worker(platform: str, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    run = local_run(out, ["--workers", "1", "--platform", platform], [EXAMPLE, "--epochs", "3"])
+    assert run.returncode == 0, run.output
+    chief = weights(run, "chief-0")
+    assert weights(run, "worker-0") == chief
+    assert chief[:8] == pytest.approx(TRUE_WEIGHTS, abs=0.1)
+
+    # Written once, by the chief, where AIP_MODEL_DIR points; and it loads back.
+    assert os.listdir(out / "model") == ["model.keras"]
+    assert "model saved to" in run.logs["chief-0"] and "model saved" not in run.logs["worker-0"]
+    load = (
+        "import json, sys, numpy as np, tf_keras\n"
+        "model = tf_keras.models.load_model(sys.argv[1])\n"
+        "print(json.dumps(np.concatenate([w.reshape(-1) for w in model.get_weights()]).tolist()))"
+    )
+    loaded = subprocess.run([sys.executable, "-c", load, str(out / "model" / "model.keras")],
+                            env=clean_env(), capture_output=True, text=True, check=True)  # fmt: skip
+    assert json.loads(loaded.stdout.splitlines()[-1]) == pytest.approx(chief)
+    events = [f for _, _, files in os.walk(out / "logs") for f in files]
+    assert any(f.startswith("events.out.tfevents") for f in events)
+
+
+def test_parameter_server_training_with_two_workers_and_a_ps(tmp_path: Path) -> None:
+    run = local_run(tmp_path / "out", ["--workers", "2", "--ps", "1"], [EXAMPLE, "--epochs", "3"])
+    assert run.returncode == 0, run.output
+    assert weights(run, "chief-0")[:8] == pytest.approx(TRUE_WEIGHTS, abs=0.1)
+    for replica in ("worker-0", "worker-1", "ps-0"):
+        assert "serving at grpc://127.0.0.1:" in run.logs[replica]
+        assert "final weights" not in run.logs[replica]
+    # Stopped when the chief finished, and they left cleanly.
+    assert re.search(r"^worker-1 +0 +0 \(stopped\)", run.output, re.M), run.output
+    assert re.search(r"^ps-0 +0 +0 \(stopped\)", run.output, re.M), run.output
+
+
+def test_a_side_car_evaluator_evaluates_the_chiefs_checkpoints(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    run = local_run(out, ["--workers", "1", "--evaluators", "1"],
+                    [EXAMPLE, "--epochs", "3", "--epoch-delay", "1"])  # fmt: skip
+    assert run.returncode == 0, run.output
+    evaluations = re.findall(r"^\d+/\d+ - .*loss: ([\d.]+)", run.logs["evaluator-0"], re.M)
+    assert len(evaluations) == 3, run.logs["evaluator-0"][-3000:]
+    # Each evaluation read a later checkpoint of a model that was learning.
+    assert float(evaluations[-1]) < float(evaluations[0])
+    assert "final weights" not in run.logs["evaluator-0"]
+    assert any(name.startswith("ckpt-0003") for name in os.listdir(out / "checkpoints" / "eval"))
+
+
+def test_a_killed_worker_resumes_at_the_epoch_where_it_stopped(tmp_path: Path) -> None:
+    run = local_run(
+        tmp_path / "out",
+        ["--workers", "1", "--kill", "worker:0@12", "--restart-job-on-worker-restart"],
+        [EXAMPLE, "--epochs", "10", "--epoch-delay", "1"],
+    )
+    assert run.returncode == 0, run.output
+    assert "job restart 1 of" in run.output
+    before, _, after = run.logs["chief-0"].partition("stopped (SIGKILL)")
+    done_before = [int(e) for e in re.findall(r"^Epoch (\d+)/10", before, re.M)]
+    first_after = int(re.findall(r"^Epoch (\d+)/10", after, re.M)[0])
+    assert done_before, "the kill must land mid-training"
+    assert 1 < first_after <= max(done_before) + 1
+    assert weights(run, "worker-0") == weights(run, "chief-0")
