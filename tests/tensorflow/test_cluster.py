@@ -37,8 +37,13 @@ def test_multi_worker_keras_fit_on_a_chief_and_a_worker(platform: str, tmp_path:
         "model = tf_keras.models.load_model(sys.argv[1])\n"
         "print(json.dumps(np.concatenate([w.reshape(-1) for w in model.get_weights()]).tolist()))"
     )
-    loaded = subprocess.run([sys.executable, "-c", load, str(out / "model" / "model.keras")],
-                            env=clean_env(), capture_output=True, text=True, check=True)  # fmt: skip
+    loaded = subprocess.run(
+        [sys.executable, "-c", load, str(out / "model" / "model.keras")],
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert json.loads(loaded.stdout.splitlines()[-1]) == pytest.approx(chief)
     events = [f for _, _, files in os.walk(out / "logs") for f in files]
     assert any(f.startswith("events.out.tfevents") for f in events)

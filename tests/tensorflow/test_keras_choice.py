@@ -14,8 +14,13 @@ DISTRIBUTED = tf_config({"chief": ["127.0.0.1:1"], "worker": ["127.0.0.1:2"]}, "
 
 def python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
     clean = {k: v for k, v in os.environ.items() if k not in ("TF_CONFIG", "TF_USE_LEGACY_KERAS")}
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env={**clean, "TF_CPP_MIN_LOG_LEVEL": "2", **env}, timeout=120)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**clean, "TF_CPP_MIN_LOG_LEVEL": "2", **env},
+        timeout=120,
+    )
 
 
 SHOW = (
