@@ -38,6 +38,9 @@ PLATFORM_VARIABLES = frozenset(
     }
 )
 PLATFORM_PREFIXES = ("AIP_", "CLOUD_ML_", "TORCHELASTIC_", "PET_", "DMLC_")
+# Chosen by whoever starts the job (the study's metric tag), not by the job's position:
+# `vtrain tune` sets it for a distributed trial, and every replica must see it.
+PASSED_THROUGH = frozenset({"CLOUD_ML_HP_METRIC_TAG"})
 
 Writer = Callable[[Plan, Sequence[Replica], Replica, int], dict[str, str]]
 
@@ -47,7 +50,8 @@ def inherited(environ: Mapping[str, str]) -> dict[str, str]:
     return {
         k: v
         for k, v in environ.items()
-        if k not in PLATFORM_VARIABLES and not k.startswith(PLATFORM_PREFIXES)
+        if k in PASSED_THROUGH
+        or (k not in PLATFORM_VARIABLES and not k.startswith(PLATFORM_PREFIXES))
     }
 
 

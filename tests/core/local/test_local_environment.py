@@ -226,3 +226,10 @@ def test_torchrun() -> None:
         "TORCHELASTIC_RESTART_COUNT": "2",
     }
     assert "TF_CONFIG" not in env and "CLUSTER_SPEC" not in env
+
+
+def test_the_metric_tag_chosen_by_the_study_reaches_every_replica() -> None:
+    from vtrain.local.environment import inherited
+
+    kept = inherited({"CLOUD_ML_HP_METRIC_TAG": "accuracy", "CLOUD_ML_TRIAL_ID": "9", "PATH": "/b"})
+    assert kept == {"CLOUD_ML_HP_METRIC_TAG": "accuracy", "PATH": "/b"}
