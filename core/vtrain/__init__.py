@@ -4,7 +4,7 @@
 when a plugin is asked for.
 """
 
-from typing import TYPE_CHECKING, Any
+from __future__ import annotations
 
 from vtrain.cluster import ClusterInfo
 from vtrain.context import RunContext
@@ -20,7 +20,11 @@ from vtrain.errors import (
     VtrainError,
 )
 
+# `typing` costs milliseconds at start-up; these names are for the type checker only.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from vtrain import checkpoints, hypertune, plugins, storage
     from vtrain.checkpoints import CheckpointManager
 
@@ -45,3 +49,23 @@ def __getattr__(name: str) -> Any:
     module_name, attribute = _LAZY[name]
     module = importlib.import_module(module_name)
     return module if attribute is None else getattr(module, attribute)
+
+
+__all__ = [
+    "CheckpointError",
+    "CheckpointManager",
+    "ClusterInfo",
+    "ConfigError",
+    "ConflictError",
+    "LaunchError",
+    "MissingExtraError",
+    "PluginError",
+    "RunContext",
+    "StorageError",
+    "UsageError",
+    "VtrainError",
+    "checkpoints",
+    "hypertune",
+    "plugins",
+    "storage",
+]

@@ -9,7 +9,11 @@ callers that already catch bad input keep working.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+
+# `typing` costs milliseconds at start-up; the names are for the type checker only.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 _MAX_VALUE_CHARS = 120
 

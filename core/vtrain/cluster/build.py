@@ -7,11 +7,15 @@ own format; the rules that make a cluster valid live here, once.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from vtrain.cluster.info import ClusterInfo
 from vtrain.cluster.roles import CHIEF, EVALUATOR, WORKER
 from vtrain.errors import ConfigError
+
+# `typing` costs milliseconds at start-up; the names are for the type checker only.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def checked(

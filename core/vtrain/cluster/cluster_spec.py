@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from vtrain.cluster import fields
 from vtrain.cluster.build import checked
 from vtrain.cluster.info import ClusterInfo
 from vtrain.cluster.roles import NAMED_ROLES, REDUCTION_SERVER, VERTEX_POOLS
 from vtrain.errors import ConfigError
+
+# `typing` costs milliseconds at start-up; the names are for the type checker only.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 VARIABLE = "CLUSTER_SPEC"
 _REDUCTION_SERVER_POOL = 2

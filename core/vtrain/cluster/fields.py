@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
 
 from vtrain.errors import ConfigError
+
+# `typing` costs milliseconds at start-up; the names are for the type checker only.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_PORT = 65535
 # Far above any real job; it stops a typo like index 99999999 from allocating a huge list.

@@ -7,9 +7,13 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
 
 from vtrain.cluster.roles import CHIEF, EVALUATOR, PS, REDUCTION_SERVER, ROLES, WORKER
+
+# `typing` costs milliseconds at start-up; the names are for the type checker only.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 Cluster = Mapping[str, tuple[str | None, ...]]
 
