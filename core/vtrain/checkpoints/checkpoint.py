@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
-from types import MappingProxyType
+from types import MappingProxyType, TracebackType
 
 from vtrain.checkpoints.manifest import BYTES_NAME, Manifest
 from vtrain.errors import CheckpointError
@@ -26,9 +27,24 @@ class Checkpoint:
     directory: str | None
     """A local folder holding the verified files: in place on a local disk or FUSE mount;
     for a callable's save on FUSE or gs://, a copy (the `into` folder, or a new temporary one)."""
+    temporary: bool = False
+    """True when `directory` is a temporary copy that `close()` removes."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "files", MappingProxyType(dict(self.files)))
+
+    def close(self) -> None:
+        """Remove the temporary copy, if restore made one; the files are gone afterwards."""
+        if self.temporary and self.directory is not None:
+            shutil.rmtree(self.directory, ignore_errors=True)
+
+    def __enter__(self) -> Checkpoint:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
 
     @property
     def data(self) -> memoryview:

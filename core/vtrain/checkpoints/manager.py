@@ -152,7 +152,9 @@ class CheckpointManager:
         Returns None when nothing is committed yet. With `step=None` a step that
         fails its manifest is reported as a warning and the next older one is
         tried, so a restarted job resumes; an explicit step that fails raises.
-        `into` is where a callable's checkpoint on FUSE or gs:// is copied.
+        `into` is where a callable's checkpoint on FUSE or gs:// is copied; without
+        it the copy goes to a temporary folder that `Checkpoint.close()` (or leaving
+        `with manager.restore() as ckpt:`) removes.
         """
         location = self.location
         if step is not None:

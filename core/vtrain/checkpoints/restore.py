@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 
 from vtrain.checkpoints.checkpoint import Checkpoint
 from vtrain.checkpoints.layout import MARKER, parse_step_folder, step_folder
@@ -113,6 +114,7 @@ def load(location: Location, manifest: Manifest, *, into: str | None = None) -> 
     where = f"{location.uri}: step {manifest.step}"
     files: dict[str, memoryview] = {}
     directory = data.path
+    temporary = False
     try:
         if manifest.kind != "directory":
             for entry in manifest.files:
@@ -125,13 +127,16 @@ def load(location: Location, manifest: Manifest, *, into: str | None = None) -> 
             # verifying through the mount and then having the framework download it again.
             import tempfile  # here, not at the top: `import vtrain` stays light
 
+            temporary = into is None
             directory = into or tempfile.mkdtemp(prefix=f"vtrain-restore-{manifest.step}-")
             for entry in manifest.files:
                 target = os.path.join(directory, *entry.name.split("/"))
                 _copy_verified(data, entry, target, where)
-    except CheckpointError:
-        raise
-    except (StorageError, OSError) as e:
+    except BaseException as e:
+        if temporary and directory is not None:
+            shutil.rmtree(directory, ignore_errors=True)
+        if isinstance(e, CheckpointError) or not isinstance(e, (StorageError, OSError)):
+            raise
         raise CheckpointError(
             f"cannot read a file the manifest names: {e}",
             source=where,
@@ -143,4 +148,5 @@ def load(location: Location, manifest: Manifest, *, into: str | None = None) -> 
         manifest=manifest,
         files=files,
         directory=directory,
+        temporary=temporary,
     )

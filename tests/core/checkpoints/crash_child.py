@@ -144,13 +144,16 @@ def run_kills(config: dict[str, Any], kills: int, *, seed: int, max_delay: float
         ckpt = reader.restore()
         assert (ckpt is None) == (latest is None)
         if ckpt is not None:
-            assert ckpt.step == latest
-            assert contents(ckpt) == expected(ckpt.step), f"step {ckpt.step} differs"
+            with ckpt:
+                assert ckpt.step == latest
+                assert contents(ckpt) == expected(ckpt.step), f"step {ckpt.step} differs"
         # Every committed step this run could have written or deleted is whole, not only the newest.
         touched = [s for s in reader.steps() if last_committed is None or s >= last_committed - 2]
         for step in touched:
             older = reader.restore(step)
-            assert older is not None and contents(older) == expected(step)
+            assert older is not None
+            with older:
+                assert contents(older) == expected(step)
         last_committed = latest
     report.steps_committed = 0 if last_committed is None else last_committed + 1
     report.seconds = time.monotonic() - start

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -136,12 +137,16 @@ def test_a_worker_writes_privately_and_reads_the_chiefs(medium, tmp_path: Path) 
     assert chief.steps() == [4]
 
 
-def test_a_worker_without_a_private_folder_gets_a_temporary_one(medium) -> None:
+def test_a_worker_without_a_private_folder_gets_a_temporary_one(
+    medium, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # keep /tmp clean
     worker = manager(medium, is_chief=False)
     uri = worker.save(1, b"w")
     assert worker.write_location.uri != worker.directory and uri.startswith(
         worker.write_location.uri
     )
+    assert os.path.dirname(worker.write_location.uri) == str(tmp_path)
     worker.save(2, b"w")
     assert worker.write_location.list() == ["step-000000000002"]  # private keeps only the newest
     assert worker.steps() == []
@@ -254,3 +259,14 @@ def test_a_failing_save_commits_nothing_and_leaves_nothing(medium) -> None:
     loc = open_location(medium.uri, **medium.options)
     assert loc.list("step-000000000002") == []  # an empty folder at most; no stray files
     assert not [n for n in loc.list() if n.startswith(".tmp-")]
+
+
+def test_a_temporary_copy_goes_away_on_close(medium, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    m = manager(medium)
+    m.save(1, lambda folder: Path(folder, "f").write_bytes(b"f"))
+    with m.restore() as ckpt:  # type: ignore[union-attr]
+        assert ckpt.directory is not None and Path(ckpt.directory, "f").read_bytes() == b"f"
+    copied = medium.name != "local"  # FUSE and gs:// copy; a local disk verifies in place
+    assert ckpt.temporary is copied
+    assert os.path.exists(ckpt.directory) is not copied
