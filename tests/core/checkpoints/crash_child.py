@@ -11,9 +11,11 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -113,9 +115,28 @@ def run_kills(config: dict[str, Any], kills: int, *, seed: int, max_delay: float
     rng = random.Random(seed)
     reader = manager(config)
     report = Report()
-    last_committed: int | None = None
     start = time.monotonic()
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    # A killed child cannot remove its temporary folders: give it one that we remove.
+    scratch = tempfile.mkdtemp(prefix="vtrain-crash-scratch-")
+    env = dict(os.environ, PYTHONUNBUFFERED="1", TMPDIR=scratch)
+    try:
+        _kill_and_check(config, kills, rng, max_delay, env, reader, report)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    report.seconds = time.monotonic() - start
+    return report
+
+
+def _kill_and_check(
+    config: dict[str, Any],
+    kills: int,
+    rng: random.Random,
+    max_delay: float,
+    env: dict[str, str],
+    reader: Any,
+    report: Report,
+) -> None:
+    last_committed: int | None = None
     for _ in range(kills):
         process = subprocess.Popen(
             [sys.executable, __file__, json.dumps(config)],
@@ -156,8 +177,6 @@ def run_kills(config: dict[str, Any], kills: int, *, seed: int, max_delay: float
                 assert contents(older) == expected(step)
         last_committed = latest
     report.steps_committed = 0 if last_committed is None else last_committed + 1
-    report.seconds = time.monotonic() - start
-    return report
 
 
 if __name__ == "__main__":
