@@ -7,6 +7,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+
 from vtrain import ClusterInfo, MissingExtraError, PluginError, plugins
 
 PLUGIN_MODULE = """

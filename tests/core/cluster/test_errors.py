@@ -6,6 +6,7 @@ import json
 
 import pytest
 from platform_examples import AIP_CLUSTER, VERTEX_CLUSTER, cluster_spec, tf_config
+
 from vtrain import ClusterInfo, ConfigError, ConflictError, UsageError
 
 ONE_CHIEF = {"workerpool0": ["c:2222"], "workerpool1": ["w0:2222", "w1:2222"]}

@@ -6,6 +6,7 @@ import dataclasses
 
 import pytest
 from platform_examples import EXAMPLES, Example
+
 from vtrain import ClusterInfo
 
 

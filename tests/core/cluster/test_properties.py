@@ -8,6 +8,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from platform_examples import EXAMPLES
+
 from vtrain import ClusterInfo, VtrainError
 
 json_values = st.recursive(

@@ -1,0 +1,113 @@
+"""vtrain's TensorFlow setup against plain Keras and a hand-written TF_CONFIG, side by side.
+
+    python bench/tensorflow.py      # needs pip install -c tests/constraints.txt ".[tensorflow]"
+
+1. Keras `fit` steps per second, one process: with vtrain's callbacks (BackupAndRestore,
+   TensorBoard, the tuning metric) against the same fit with none (target >= 0.97x).
+2. Seconds from launch to the first training step of a two-replica MultiWorkerMirrored
+   job: `vtrain local run --workers 1` with configure(), against two processes started
+   by hand with a hand-written TF_CONFIG (target <= 1.05x).
+Runs are interleaved and repeated; medians are reported.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+JOB = str(Path(__file__).resolve().parent / "scripts" / "keras_job.py")
+ROUNDS = 5
+QUIET = {"TF_CPP_MIN_LOG_LEVEL": "2"}
+
+
+def value(pattern: str, output: str) -> float:
+    found = re.findall(pattern + r" ([\d.]+)", output)
+    if not found:
+        raise SystemExit(f"no {pattern} in:\n{output[-3000:]}")
+    return float(found[-1])
+
+
+def fit(setup: str) -> float:
+    with tempfile.TemporaryDirectory() as out:
+        done = subprocess.run(
+            [sys.executable, JOB, setup, "fit"],
+            env={**os.environ, **QUIET, "VTRAIN_OUTPUT_DIR": out,
+                 "CLOUD_ML_HP_METRIC_FILE": os.path.join(out, "m")},
+            capture_output=True, text=True,
+        )  # fmt: skip
+    return value("STEPS_PER_SECOND", done.stdout + done.stderr)
+
+
+def first_step_vtrain() -> float:
+    with tempfile.TemporaryDirectory() as out:
+        start = time.time()
+        done = subprocess.run(
+            [sys.executable, "-m", "vtrain", "local", "run", "--workers", "1", "--output-dir",
+             out, "--", sys.executable, JOB, "vtrain", "first-step"],
+            env={**os.environ, **QUIET, "START": repr(start)}, capture_output=True, text=True,
+        )  # fmt: skip
+    return max(float(v) for v in re.findall(r"FIRST_STEP ([\d.]+)", done.stdout))
+
+
+def first_step_by_hand() -> float:
+    ports = []
+    for _ in range(2):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            ports.append(s.getsockname()[1])
+    cluster = {"chief": [f"127.0.0.1:{ports[0]}"], "worker": [f"127.0.0.1:{ports[1]}"]}
+    start = time.time()
+    procs = [
+        subprocess.Popen(
+            [sys.executable, JOB, "plain", "first-step"],
+            env={
+                **os.environ,
+                **QUIET,
+                "START": repr(start),
+                "TF_USE_LEGACY_KERAS": "1",
+                "TF_CONFIG": json.dumps({"cluster": cluster, "task": {"type": role, "index": 0}}),
+            },
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )  # fmt: skip
+        for role in ("chief", "worker")
+    ]
+    outputs = [p.communicate()[0] for p in procs]
+    return max(value("FIRST_STEP", o) for o in outputs)
+
+
+def main() -> None:
+    speed: dict[str, list[float]] = {"with vtrain callbacks": [], "no callbacks": []}
+    first: dict[str, list[float]] = {"vtrain local run + configure()": [], "hand-written": []}
+    for _ in range(ROUNDS):
+        speed["with vtrain callbacks"].append(fit("vtrain"))
+        speed["no callbacks"].append(fit("plain"))
+        first["vtrain local run + configure()"].append(first_step_vtrain())
+        first["hand-written"].append(first_step_by_hand())
+    print(f"Keras fit, one process, steps per second (median of {ROUNDS}):")
+    for name, values in speed.items():
+        print(f"  {name:<34}{statistics.median(values):8.1f}")
+    ratio = statistics.median(speed["with vtrain callbacks"]) / statistics.median(
+        speed["no callbacks"]
+    )
+    print(f"  with / without: {ratio:.3f}x (target >= 0.97x)")
+    print(f"two-replica MWMS, seconds from launch to first step (median of {ROUNDS}):")
+    for name, values in first.items():
+        print(f"  {name:<34}{statistics.median(values):8.2f}")
+    ratio = statistics.median(first["vtrain local run + configure()"]) / statistics.median(
+        first["hand-written"]
+    )
+    print(f"  vtrain / hand-written: {ratio:.3f}x (target <= 1.05x)")
+
+
+if __name__ == "__main__":
+    main()
