@@ -26,7 +26,8 @@ if TYPE_CHECKING:
     from typing import Any
 
     from vtrain import checkpoints, hypertune, plugins, storage
-    from vtrain.checkpoints import CheckpointManager
+    from vtrain.checkpoints import Checkpoint, CheckpointManager
+    from vtrain.preemption import PreemptionHandler
 
 __version__ = "0.1.0"
 
@@ -38,6 +39,8 @@ _LAZY = {
     "storage": ("vtrain.storage", None),
     "checkpoints": ("vtrain.checkpoints", None),
     "CheckpointManager": ("vtrain.checkpoints", "CheckpointManager"),
+    "Checkpoint": ("vtrain.checkpoints", "Checkpoint"),
+    "PreemptionHandler": ("vtrain.preemption", "PreemptionHandler"),
 }
 
 
@@ -52,6 +55,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "Checkpoint",
     "CheckpointError",
     "CheckpointManager",
     "ClusterInfo",
@@ -60,6 +64,7 @@ __all__ = [
     "LaunchError",
     "MissingExtraError",
     "PluginError",
+    "PreemptionHandler",
     "RunContext",
     "StorageError",
     "UsageError",
