@@ -14,12 +14,13 @@ from __future__ import annotations
 import os
 import re
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from compare import report
 
 JOB = str(Path(__file__).resolve().parent / "scripts" / "torch_job.py")
 ROUNDS = 5
@@ -89,20 +90,22 @@ def main() -> None:
         walls["torchrun --standalone"].append(timed([*torchrun, JOB, "plain", "allreduce"])[0])
         ddp["vtrain configure()"].append(steps_per_second(vtrain_job(1, "vtrain", "ddp")[1]))
         ddp["hand-set environment"].append(steps_per_second(hand_set_job(2, "plain", "ddp")[1]))
-    print(f"4-process all_reduce job, wall time (median of {ROUNDS}):")
-    for name, values in walls.items():
-        print(f"  {name:<32}{statistics.median(values):7.2f} s")
-    ratio = statistics.median(walls["vtrain local run --workers 3"]) / statistics.median(
-        walls["torchrun --standalone"]
+    report(
+        "4-process all_reduce job, wall time",
+        walls,
+        unit="s",
+        ours="vtrain local run --workers 3",
+        theirs="torchrun --standalone",
+        target="<= 1.1x",
     )
-    print(f"  vtrain / torchrun: {ratio:.2f}x (target <= 1.1x)")
-    print(f"DDP training, 2 processes, steps per second (median of {ROUNDS}):")
-    for name, values in ddp.items():
-        print(f"  {name:<32}{statistics.median(values):7.1f}")
-    ratio = statistics.median(ddp["vtrain configure()"]) / statistics.median(
-        ddp["hand-set environment"]
+    report(
+        "DDP training, 2 processes, steps per second",
+        ddp,
+        unit="steps/s",
+        ours="vtrain configure()",
+        theirs="hand-set environment",
+        target=">= 0.98x",
     )
-    print(f"  vtrain / hand-set: {ratio:.3f}x (target >= 0.98x)")
 
 
 if __name__ == "__main__":

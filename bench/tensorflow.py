@@ -16,12 +16,13 @@ import json
 import os
 import re
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from compare import report
 
 JOB = str(Path(__file__).resolve().parent / "scripts" / "keras_job.py")
 ROUNDS = 5
@@ -93,20 +94,22 @@ def main() -> None:
         speed["no callbacks"].append(fit("plain"))
         first["vtrain local run + configure()"].append(first_step_vtrain())
         first["hand-written"].append(first_step_by_hand())
-    print(f"Keras fit, one process, steps per second (median of {ROUNDS}):")
-    for name, values in speed.items():
-        print(f"  {name:<34}{statistics.median(values):8.1f}")
-    ratio = statistics.median(speed["with vtrain callbacks"]) / statistics.median(
-        speed["no callbacks"]
+    report(
+        "Keras fit, one process, steps per second",
+        speed,
+        unit="steps/s",
+        ours="with vtrain callbacks",
+        theirs="no callbacks",
+        target=">= 0.97x",
     )
-    print(f"  with / without: {ratio:.3f}x (target >= 0.97x)")
-    print(f"two-replica MWMS, seconds from launch to first step (median of {ROUNDS}):")
-    for name, values in first.items():
-        print(f"  {name:<34}{statistics.median(values):8.2f}")
-    ratio = statistics.median(first["vtrain local run + configure()"]) / statistics.median(
-        first["hand-written"]
+    report(
+        "two-replica MWMS, seconds from launch to first step",
+        first,
+        unit="s",
+        ours="vtrain local run + configure()",
+        theirs="hand-written",
+        target="<= 1.05x",
     )
-    print(f"  vtrain / hand-written: {ratio:.3f}x (target <= 1.05x)")
 
 
 if __name__ == "__main__":

@@ -38,11 +38,11 @@ def read_cluster_spec(text: str | bytes, variable: str = VARIABLE) -> ClusterInf
     cluster: dict[str, tuple[str | None, ...]] = {}
     role_names: dict[str, str] = {}
     for key, value in raw_cluster.items():
-        role = _role(variable, f"cluster.{key}", key, names)
+        role = fields.role(variable, f"cluster.{key}", key, names)
         cluster[role] = cluster.get(role, ()) + fields.addresses(variable, f"cluster.{key}", value)
         role_names[role] = key
 
-    role = _role(variable, "task.type", task_type, names)
+    role = fields.role(variable, "task.type", task_type, names)
     role_names.setdefault(role, task_type)
     return checked(
         variable,
@@ -64,18 +64,6 @@ def _required(variable: str, doc: Mapping[str, Any], key: str, prefix: str = "")
             expected='{"cluster": {…}, "task": {"type": …, "index": …}}',
         )
     return doc[key]
-
-
-def _role(variable: str, path: str, name: str, names: Mapping[str, str]) -> str:
-    if name not in names:
-        raise ConfigError(
-            "unknown role",
-            source=variable,
-            path=path,
-            value=name,
-            expected="one of " + ", ".join(repr(n) for n in names),
-        )
-    return names[name]
 
 
 def _pool_specs(variable: str, job: Mapping[str, Any] | None) -> list[Any] | None:

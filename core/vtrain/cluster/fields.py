@@ -53,6 +53,19 @@ def optional_mapping(variable: str, path: str, value: Any) -> Mapping[str, Any] 
     return mapping(variable, path, value)
 
 
+def role(variable: str, path: str, name: str, names: Mapping[str, str]) -> str:
+    """The normalized role for a source's own role name (`names` maps one to the other)."""
+    if name not in names:
+        raise ConfigError(
+            "unknown role",
+            source=variable,
+            path=path,
+            value=name,
+            expected="one of " + ", ".join(repr(n) for n in names),
+        )
+    return names[name]
+
+
 def string(variable: str, path: str, value: Any) -> str:
     """`value` as a JSON string."""
     if not isinstance(value, str):

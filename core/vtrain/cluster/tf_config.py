@@ -33,7 +33,7 @@ def read_tf_config(text: str | bytes, variable: str = VARIABLE) -> ClusterInfo:
     cluster: dict[str, tuple[str | None, ...]] = {}
     role_names: dict[str, str] = {}
     for key, value in raw_cluster.items():
-        role = _role(variable, f"cluster.{key}", key)
+        role = fields.role(variable, f"cluster.{key}", key, NAMED_ROLES)
         cluster[role] = cluster.get(role, ()) + fields.addresses(variable, f"cluster.{key}", value)
         role_names[role] = key
 
@@ -44,7 +44,7 @@ def read_tf_config(text: str | bytes, variable: str = VARIABLE) -> ClusterInfo:
             expected='"task": {"type": "chief"|"worker"|"ps"|"evaluator", "index": N}',
         )
     task_type = fields.string(variable, "task.type", task["type"])
-    role = _role(variable, "task.type", task_type)
+    role = fields.role(variable, "task.type", task_type, NAMED_ROLES)
     role_names.setdefault(role, task_type)
     return checked(
         variable,
@@ -57,15 +57,3 @@ def read_tf_config(text: str | bytes, variable: str = VARIABLE) -> ClusterInfo:
         job=fields.optional_mapping(variable, "job", doc.get("job")),
         evaluator_outside=True,
     )
-
-
-def _role(variable: str, path: str, name: str) -> str:
-    if name not in NAMED_ROLES:
-        raise ConfigError(
-            "unknown task type",
-            source=variable,
-            path=path,
-            value=name,
-            expected="one of " + ", ".join(repr(n) for n in NAMED_ROLES),
-        )
-    return NAMED_ROLES[name]

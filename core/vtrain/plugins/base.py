@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import importlib
 from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from vtrain.errors import MissingExtraError
+from vtrain.errors import MissingExtraError, UsageError
 
 if TYPE_CHECKING:
     from vtrain.cluster import ClusterInfo
@@ -36,6 +37,16 @@ class Plugin(ABC):
         except ImportError as e:
             missing = e.name or module
             raise MissingExtraError(f"the {self.name} plugin", self.extra, module=missing) from e
+
+    def reject_unknown(self, options: Mapping[str, Any], known: Sequence[str]) -> None:
+        """Refuse keyword options this plugin does not take, naming those it does."""
+        if options:
+            raise UsageError(
+                "unknown option",
+                source=f"{self.name}.configure",
+                value=sorted(options),
+                expected=", ".join(known),
+            )
 
     @abstractmethod
     def configure(self, info: ClusterInfo | None = None, **options: Any) -> Any:

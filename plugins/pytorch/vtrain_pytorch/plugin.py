@@ -48,13 +48,9 @@ class PyTorchPlugin(Plugin):
         Reduction Server replicas are told their role (VTRAIN_ROLE) and get a
         handle with `in_world` False.
         """
-        if options:
-            raise UsageError(
-                "unknown option",
-                source="pytorch.configure",
-                value=sorted(options),
-                expected="backend, nproc_per_node, local_rank, timeout, wait, environ",
-            )
+        self.reject_unknown(
+            options, ("backend", "nproc_per_node", "local_rank", "timeout", "wait", "environ")
+        )
         env = os.environ if environ is None else environ
         torch = self.require("torch")
         info = info or ClusterInfo.from_env(env)

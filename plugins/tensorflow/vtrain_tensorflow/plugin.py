@@ -6,7 +6,7 @@ import os
 from collections.abc import MutableMapping
 from typing import Any
 
-from vtrain import ClusterInfo, RunContext, UsageError
+from vtrain import ClusterInfo, RunContext
 from vtrain.cluster import PS, WORKER
 from vtrain.plugins.base import Plugin
 from vtrain_tensorflow.handle import TensorFlowHandle
@@ -36,13 +36,7 @@ class TensorFlowPlugin(Plugin):
         training this never returns: they serve the chief until the job ends,
         then exit 0.
         """
-        if options:
-            raise UsageError(
-                "unknown option",
-                source="tensorflow.configure",
-                value=sorted(options),
-                expected="info, environ",
-            )
+        self.reject_unknown(options, ("info", "environ"))
         env = os.environ if environ is None else environ
         info = info or ClusterInfo.from_env(env)
         write_tf_config(info, env)

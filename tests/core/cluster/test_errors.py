@@ -78,7 +78,7 @@ BAD = [
     ("TF_CONFIG without task", {"TF_CONFIG": json.dumps({"cluster": {"worker": ["w:1"]}})},
      r"TF_CONFIG: missing key 'task.type'"),
     ("TF_CONFIG bad role", {"TF_CONFIG": tf_config({"worker": ["w:1"]}, "trainer", 0)},
-     r"TF_CONFIG: task.type: unknown task type \(got 'trainer'\)"),
+     r"TF_CONFIG: task.type: unknown role \(got 'trainer'\)"),
     ("TF_CONFIG sparse index", {"TF_CONFIG": tf_config({"worker": {"a": "w:1"}}, "worker", 0)},
      r"cluster.worker.a: not a non-negative integer"),
     ("TF_CONFIG huge sparse index", {"TF_CONFIG": tf_config({"worker": {"99999999": "w:1"}},
