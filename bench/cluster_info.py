@@ -1,7 +1,11 @@
 """How much vtrain's cluster reading costs: start-up against a bare interpreter and the SDK reader,
 and parsing time for very large CLUSTER_SPECs.
 
-    python bench/cluster_info.py            # needs google-cloud-aiplatform for the SDK column
+    python bench/cluster_info.py [--sdk-python PYTHON]
+
+The SDK column needs google-cloud-aiplatform. Installing it adds a namespace-package
+hook that slows every interpreter start in that environment, so measure vtrain in a
+venv without it and point --sdk-python at an interpreter that has the SDK.
 
 Targets (issue 2): vtrain adds <= 20 ms to a bare interpreter and is >= 50x faster than the
 SDK's `training_utils.environment_variables`; a 10,000-replica CLUSTER_SPEC parses in <= 50 ms,
@@ -10,6 +14,7 @@ growing linearly.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import statistics
@@ -39,7 +44,7 @@ COMMANDS = {
 }
 
 
-def start_up() -> dict[str, float]:
+def start_up(sdk_python: str) -> dict[str, float]:
     """Median wall time in ms of each command in a fresh interpreter, runs interleaved."""
     # An installed wheel ships byte-code; a source checkout under PYTHONDONTWRITEBYTECODE
     # would recompile vtrain on every run and measure the compiler instead.
@@ -53,7 +58,8 @@ def start_up() -> dict[str, float]:
     for _ in range(RUNS):
         for name, code in COMMANDS.items():
             t = time.perf_counter()
-            done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True)
+            python = sdk_python if name.startswith("aiplatform") else sys.executable
+            done = subprocess.run([python, "-c", code], env=env, capture_output=True)
             elapsed = (time.perf_counter() - t) * 1000
             if done.returncode != 0:
                 times[name] = []
@@ -86,7 +92,9 @@ def parse_time(replicas: int) -> float:
 
 
 def main() -> None:
-    medians = start_up()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sdk-python", default=sys.executable, help="a Python with the SDK")
+    medians = start_up(parser.parse_args().sdk_python)
     bare = medians["python -c pass"]
     print(f"start-up in a fresh interpreter (median of {RUNS}, ms):")
     for name, ms in medians.items():

@@ -11,9 +11,9 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from vtrain.errors import ConfigError, VtrainError, raise_all
+from vtrain.frozen import Frozen
 
 DEFAULT_METRIC_FILE = "/tmp/hypertune/output.metrics"
 DEFAULT_METRIC_TAG = "training/hptuning/metric"
@@ -38,25 +38,75 @@ def check_trial_id(value: str, variable: str) -> str | None:
     return value
 
 
-@dataclass(frozen=True)
-class RunContext:
+class RunContext(Frozen):
     """The job-level facts every replica shares: directories, data, ids, the metric file."""
 
+    __slots__ = (
+        "model_dir",
+        "checkpoint_dir",
+        "tensorboard_dir",
+        "base_output_dir",
+        "trial_id",
+        "training_data_uri",
+        "validation_data_uri",
+        "test_data_uri",
+        "data_format",
+        "project_number",
+        "job_id",
+        "region",
+        "metric_file",
+        "metric_tag",
+    )
     model_dir: str
     checkpoint_dir: str
     tensorboard_dir: str
     base_output_dir: str | None
     """The local base the directories default to; None when the platform set them all."""
-    trial_id: str | None = None
-    training_data_uri: str | None = None
-    validation_data_uri: str | None = None
-    test_data_uri: str | None = None
-    data_format: str | None = None
-    project_number: str | None = None
-    job_id: str | None = None
-    region: str | None = None
-    metric_file: str = DEFAULT_METRIC_FILE
-    metric_tag: str = DEFAULT_METRIC_TAG
+    trial_id: str | None
+    training_data_uri: str | None
+    validation_data_uri: str | None
+    test_data_uri: str | None
+    data_format: str | None
+    project_number: str | None
+    job_id: str | None
+    region: str | None
+    metric_file: str
+    metric_tag: str
+
+    def __init__(
+        self,
+        *,
+        model_dir: str,
+        checkpoint_dir: str,
+        tensorboard_dir: str,
+        base_output_dir: str | None,
+        trial_id: str | None = None,
+        training_data_uri: str | None = None,
+        validation_data_uri: str | None = None,
+        test_data_uri: str | None = None,
+        data_format: str | None = None,
+        project_number: str | None = None,
+        job_id: str | None = None,
+        region: str | None = None,
+        metric_file: str = DEFAULT_METRIC_FILE,
+        metric_tag: str = DEFAULT_METRIC_TAG,
+    ) -> None:
+        self._set(
+            model_dir=model_dir,
+            checkpoint_dir=checkpoint_dir,
+            tensorboard_dir=tensorboard_dir,
+            base_output_dir=base_output_dir,
+            trial_id=trial_id,
+            training_data_uri=training_data_uri,
+            validation_data_uri=validation_data_uri,
+            test_data_uri=test_data_uri,
+            data_format=data_format,
+            project_number=project_number,
+            job_id=job_id,
+            region=region,
+            metric_file=metric_file,
+            metric_tag=metric_tag,
+        )
 
     @classmethod
     def from_env(

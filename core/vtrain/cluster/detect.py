@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Mapping
 
 from vtrain.cluster import torchrun
@@ -138,4 +137,4 @@ def _with_process_and_trial(info: ClusterInfo, environ: Mapping[str, str]) -> Cl
             source="CLOUD_ML_TRIAL_ID",
             value=env_trial,
         )
-    return dataclasses.replace(info, **changes) if changes else info  # type: ignore[arg-type]
+    return info.replace(**changes) if changes else info

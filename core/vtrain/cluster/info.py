@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from vtrain.cluster.roles import CHIEF, EVALUATOR, PS, REDUCTION_SERVER, ROLES, WORKER
+from vtrain.frozen import Frozen
 
 # `typing` costs milliseconds at start-up; the names are for the type checker only.
 TYPE_CHECKING = False
@@ -18,8 +18,7 @@ if TYPE_CHECKING:
 Cluster = Mapping[str, tuple[str | None, ...]]
 
 
-@dataclass(frozen=True)
-class ClusterInfo:
+class ClusterInfo(Frozen):
     """This replica's place in its cluster.
 
     `cluster` maps each normalized role (chief, worker, ps, evaluator,
@@ -29,29 +28,60 @@ class ClusterInfo:
     `from_env` or `from_json`; never with logic of your own.
     """
 
+    __slots__ = (
+        "cluster",
+        "role",
+        "index",
+        "source",
+        "role_names",
+        "trial_id",
+        "job",
+        "local_rank",
+        "local_world_size",
+        "node_rank",
+    )
     cluster: Cluster
     role: str
     index: int
     source: str
     """Where this was read from: vertex, aiplatform, tf_config, kubeflow, torchrun or single."""
-    role_names: Mapping[str, str] = field(default_factory=dict)
+    role_names: Mapping[str, str]
     """Normalized role -> the source's own name for it (chief -> "master", "workerpool0" …)."""
-    trial_id: str | None = None
-    job: Mapping[str, Any] | None = None
-    local_rank: int | None = None
+    trial_id: str | None
+    job: Mapping[str, Any] | None
+    local_rank: int | None
     """Process index on this machine, where a process launcher (torchrun) set it."""
-    local_world_size: int | None = None
+    local_world_size: int | None
     """Processes per machine, where the launcher said (torchrun, Kubeflow PET_NPROC_PER_NODE)."""
-    node_rank: int | None = None
+    node_rank: int | None
     """This machine's index, where a process launcher set it (torchrun's GROUP_RANK)."""
 
-    def __post_init__(self) -> None:
-        # Freeze the containers too: a frozen dataclass holding a mutable dict is not frozen.
-        cluster = {r: tuple(self.cluster[r]) for r in ROLES if r in self.cluster}
-        object.__setattr__(self, "cluster", MappingProxyType(cluster))
-        object.__setattr__(self, "role_names", MappingProxyType(dict(self.role_names)))
-        if self.job is not None:
-            object.__setattr__(self, "job", MappingProxyType(dict(self.job)))
+    def __init__(
+        self,
+        cluster: Cluster,
+        role: str,
+        index: int,
+        source: str,
+        role_names: Mapping[str, str] | None = None,
+        trial_id: str | None = None,
+        job: Mapping[str, Any] | None = None,
+        local_rank: int | None = None,
+        local_world_size: int | None = None,
+        node_rank: int | None = None,
+    ) -> None:
+        # The containers are frozen too: a frozen value holding a mutable dict is not frozen.
+        self._set(
+            cluster=MappingProxyType({r: tuple(cluster[r]) for r in ROLES if r in cluster}),
+            role=role,
+            index=index,
+            source=source,
+            role_names=MappingProxyType(dict(role_names or {})),
+            trial_id=trial_id,
+            job=None if job is None else MappingProxyType(dict(job)),
+            local_rank=local_rank,
+            local_world_size=local_world_size,
+            node_rank=node_rank,
+        )
 
     # -- constructors ------------------------------------------------------------------
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 from platform_examples import EXAMPLES, Example
 
@@ -35,7 +33,7 @@ def test_ranks_of_a_whole_vertex_cluster_are_a_permutation() -> None:
 
 def test_the_value_is_frozen_all_the_way_down() -> None:
     info = ClusterInfo.from_env(EXAMPLES[1].env)
-    with pytest.raises(dataclasses.FrozenInstanceError):
+    with pytest.raises(AttributeError, match="is frozen"):
         info.role = "worker"  # type: ignore[misc]
     with pytest.raises(TypeError):
         info.cluster["chief"] = ("x:1",)  # type: ignore[index]
@@ -63,3 +61,14 @@ def test_single_process_is_a_cluster_of_one() -> None:
     info = ClusterInfo.from_env({})
     assert info == ClusterInfo.single()
     assert not info.is_distributed and info.is_trainer and info.rank == 0
+
+
+def test_equality_repr_and_replace_behave_like_a_frozen_dataclass() -> None:
+    info = ClusterInfo.from_env(EXAMPLES[2].env)
+    again = ClusterInfo.from_env(EXAMPLES[2].env)
+    assert info == again and info != ClusterInfo.single() and info != "x"
+    assert repr(info).startswith("ClusterInfo(cluster=mappingproxy(")
+    moved = info.replace(index=0)
+    assert (moved.index, moved.rank, info.index) == (0, 1, 1)
+    with pytest.raises(AttributeError, match="cannot delete 'role'"):
+        del info.role  # type: ignore[misc]

@@ -1,0 +1,56 @@
+"""`Frozen`: the base of the values every replica builds at start-up (ClusterInfo, RunContext).
+
+They are what frozen dataclasses would be, written out, because `import
+dataclasses` pulls in `inspect` and costs more than all the rest of
+`ClusterInfo.from_env()` together (about 14 ms of a 20 ms budget; see
+bench/cluster_info.py). Values that are not on that path use dataclasses.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, NoReturn, TypeVar
+
+    Self = TypeVar("Self", bound="Frozen")
+
+
+class FrozenError(AttributeError):
+    """An attempt to change a field of a frozen value."""
+
+
+class Frozen:
+    """Fields are the subclass's `__slots__`, set once in `__init__` with `_set`."""
+
+    __slots__ = ()
+
+    def _set(self, **values: Any) -> None:
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: Any) -> NoReturn:
+        raise FrozenError(f"cannot assign to {name!r}: a {type(self).__name__} is frozen")
+
+    def __delattr__(self, name: str) -> NoReturn:
+        raise FrozenError(f"cannot delete {name!r}: a {type(self).__name__} is frozen")
+
+    def _fields(self) -> dict[str, Any]:
+        names: tuple[str, ...] = type(self).__slots__
+        return {name: getattr(self, name) for name in names}
+
+    def replace(self: Self, **changes: Any) -> Self:
+        """A copy with some fields changed (what `dataclasses.replace` does)."""
+        return type(self)(**{**self._fields(), **changes})
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Frozen) or type(other) is not type(self):
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    # No __hash__: the values hold mappings, as a frozen dataclass's would, and those
+    # are not hashable anyway.
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{k}={v!r}" for k, v in self._fields().items())
+        return f"{type(self).__name__}({shown})"
