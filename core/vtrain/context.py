@@ -120,11 +120,13 @@ class RunContext(Frozen):
             value = env.get(name)
             return value if value else None
 
-        if trial_id is None:
-            try:
+        try:
+            if trial_id is None:
                 trial_id = check_trial_id(env.get("CLOUD_ML_TRIAL_ID", ""), "CLOUD_ML_TRIAL_ID")
-            except VtrainError as e:
-                errors.append(e)
+            else:  # it becomes a folder name as well, wherever it came from
+                trial_id = check_trial_id(trial_id, "trial_id")
+        except VtrainError as e:
+            errors.append(e)
 
         data_format = get("AIP_DATA_FORMAT")
         if data_format is not None and data_format not in DATA_FORMATS:

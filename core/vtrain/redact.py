@@ -32,7 +32,14 @@ def redact(value: Any) -> Any:
             for k, v in value.items()
         }
     if isinstance(value, list | tuple):
-        return [redact(v) for v in value]
+        shown = [redact(v) for v in value]
+        # "--password", "hunter2": the secret is the element after a bare secret flag.
+        for i in range(1, len(shown)):
+            flag = value[i - 1]
+            bare_flag = isinstance(flag, str) and flag.startswith("-") and "=" not in flag
+            if bare_flag and looks_secret(flag):
+                shown[i] = HIDDEN
+        return shown
     if isinstance(value, str):
         return _SECRET_ASSIGNMENT.sub(lambda m: m.group(1) + HIDDEN, value)
     return value

@@ -75,7 +75,7 @@ def test_credentials_in_the_job_spec_are_never_printed() -> None:
                         {"name": "DB_PASSWORD", "value": "hunter2"},
                         {"name": "LEARNING_RATE", "value": "0.1"},
                     ],
-                    "args": ["--auth_token=tok-987", "--epochs=3"],
+                    "args": ["--auth_token=tok-987", "--epochs=3", "--db-password", "pw-555"],
                 },
                 "serviceAccountToken": "ya29.secret",
             }
@@ -85,7 +85,7 @@ def test_credentials_in_the_job_spec_are_never_printed() -> None:
     for args in (["info", "--json"], ["info"]):
         done = vtrain(*args, env={**env, "HF_TOKEN": "hf_abcdef"})
         assert done.returncode == 0, done.stderr
-        for secret in ("k-123456", "hunter2", "tok-987", "ya29.secret", "hf_abcdef"):
+        for secret in ("k-123456", "hunter2", "tok-987", "ya29.secret", "hf_abcdef", "pw-555"):
             assert secret not in done.stdout
     shown = json.loads(vtrain("info", "--json", env=env).stdout)
     container = shown["job"]["workerPoolSpecs"][0]["containerSpec"]

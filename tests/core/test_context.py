@@ -83,6 +83,11 @@ def test_bad_values_are_named(env: dict[str, str], message: str) -> None:
         RunContext.from_env(env)
 
 
+def test_a_trial_id_passed_in_cannot_climb_out_of_the_base(tmp_path: os.PathLike[str]) -> None:
+    with pytest.raises(ConfigError, match=r"trial_id: trial id is not a plain folder name"):
+        RunContext.from_env({"VTRAIN_OUTPUT_DIR": str(tmp_path)}, trial_id="../../etc")
+
+
 def test_several_bad_values_are_reported_together() -> None:
     with pytest.raises(ErrorList) as caught:
         RunContext.from_env({"AIP_DATA_FORMAT": "xml", "CLOUD_ML_PROJECT_ID": "p"})

@@ -18,7 +18,6 @@ from vtrain.checkpoints.layout import (
 )
 from vtrain.checkpoints.payload import PayloadLike, as_payload
 from vtrain.checkpoints.restore import committed_manifest, load, read_manifest, step_candidates
-from vtrain.context import check_trial_id
 from vtrain.errors import CheckpointError, UsageError
 from vtrain.storage.location import Location, open_location
 
@@ -68,16 +67,13 @@ class CheckpointManager:
         env = os.environ if environ is None else environ
         self.keep = _check_count(keep, "keep")
         self.keep_every = _check_count(keep_every, "keep_every")
-        trial: str | None = None
-        if is_chief is None or directory is None:
-            from vtrain.cluster import ClusterInfo
+        from vtrain.cluster import ClusterInfo
 
-            info = ClusterInfo.from_env(env)
-            if is_chief is None:
-                is_chief = info.is_chief
-            if info.trial_id:
-                trial = check_trial_id(info.trial_id, "CLUSTER_SPEC task.trial")
-        trial = trial or check_trial_id(env.get("CLOUD_ML_TRIAL_ID", ""), "CLOUD_ML_TRIAL_ID")
+        # Read even when `is_chief` is given: the trial decides the folder either way.
+        info = ClusterInfo.from_env(env)
+        if is_chief is None:
+            is_chief = info.is_chief
+        trial = info.trial_id  # checked, from CLUSTER_SPEC/TF_CONFIG or CLOUD_ML_TRIAL_ID
         if directory is None:
             from vtrain.context import RunContext
 
@@ -113,7 +109,15 @@ class CheckpointManager:
         if self._writer is None:
             import tempfile  # here, not at the top: `import vtrain` stays light
 
-            private = self._private or tempfile.mkdtemp(prefix="vtrain-checkpoints-")
+            private = self._private
+            if private is None:
+                import shutil
+                import weakref
+
+                private = tempfile.mkdtemp(prefix="vtrain-checkpoints-")
+                # Ours, not the user's: gone with the manager, or a restarted replica
+                # would leave one behind per restart.
+                weakref.finalize(self, shutil.rmtree, private, ignore_errors=True)
             self._writer = open_location(private, **self._options)
         return self._writer
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 
@@ -115,6 +116,7 @@ def load(location: Location, manifest: Manifest, *, into: str | None = None) -> 
     files: dict[str, memoryview] = {}
     directory = data.path
     temporary = False
+    copied: list[str] = []
     try:
         if manifest.kind != "directory":
             for entry in manifest.files:
@@ -131,10 +133,16 @@ def load(location: Location, manifest: Manifest, *, into: str | None = None) -> 
             directory = into or tempfile.mkdtemp(prefix=f"vtrain-restore-{manifest.step}-")
             for entry in manifest.files:
                 target = os.path.join(directory, *entry.name.split("/"))
+                copied.append(target)
                 _copy_verified(data, entry, target, where)
     except BaseException as e:
         if temporary and directory is not None:
             shutil.rmtree(directory, ignore_errors=True)
+        # A failed step must leave nothing in the caller's `into` folder: the fallback to
+        # an older step would otherwise restore on top of this one's files.
+        for target in copied if not temporary else ():
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(target)
         if isinstance(e, CheckpointError) or not isinstance(e, (StorageError, OSError)):
             raise
         raise CheckpointError(

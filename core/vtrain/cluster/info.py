@@ -141,8 +141,12 @@ class ClusterInfo(Frozen):
 
     @property
     def is_chief(self) -> bool:
-        """True on the one replica that leads: the chief, or worker 0 when there is none."""
-        return self.rank == 0
+        """True on the one process that leads: the chief (or worker 0 when there is none).
+
+        Under torchrun inside a platform replica, `rank` is the machine's; only its
+        local process 0 leads, or every process on the chief's machine would write.
+        """
+        return self.rank == 0 and not self.local_rank
 
     @property
     def is_distributed(self) -> bool:

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 
 from vtrain.cluster import ClusterInfo
 from vtrain.context import DEFAULT_METRIC_FILE, DEFAULT_METRIC_TAG
-from vtrain.errors import UsageError
+from vtrain.errors import StorageError, UsageError
 from vtrain.hypertune.atomic import write_atomic
 from vtrain.hypertune.metric_file import (
     MAX_ENTRIES,
@@ -53,7 +53,15 @@ class MetricFile:
         # reports never parse the file again.
         directory = os.path.dirname(self.path)
         if directory:
-            os.makedirs(directory, exist_ok=True)
+            try:
+                os.makedirs(directory, exist_ok=True)
+            except OSError as e:
+                raise StorageError(
+                    f"cannot create the metric file's folder ({e.strerror or e})",
+                    source="CLOUD_ML_HP_METRIC_FILE",
+                    value=self.path,
+                    expected="a path whose folders can be created",
+                ) from None
         lines = (encode(e) for e in read_entries(self.path))
         return deque(lines, maxlen=MAX_ENTRIES)
 

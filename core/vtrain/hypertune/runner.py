@@ -10,7 +10,6 @@ folder again and finished trials are kept, interrupted ones rerun.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import queue
@@ -30,6 +29,8 @@ from vtrain.hypertune.atomic import read_nofollow, write_atomic
 from vtrain.hypertune.metric_file import metric_values, read_entries
 from vtrain.hypertune.search import Parameters, grid_size, make_sampler
 from vtrain.hypertune.study import Study
+from vtrain.local.environment import inherited
+from vtrain.local.process import kill_group
 
 RESULTS_FILE = "study.json"
 # The chief's metric file inside a trial's folder; `vtrain local run --trial` puts it at the
@@ -40,10 +41,7 @@ ACTIVE, SUCCEEDED, FAILED, STOPPED = "ACTIVE", "SUCCEEDED", "FAILED", "STOPPED"
 # How long a stopped trial gets between SIGTERM and SIGKILL.
 STOP_GRACE_S = 10.0
 # Set by whoever launched `vtrain tune`; a trial is its own cluster, so these would lie to it.
-_CLUSTER_VARIABLES = (
-    "CLUSTER_SPEC", "TF_CONFIG", "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE",
-    "GROUP_RANK", "MASTER_ADDR", "MASTER_PORT", "TORCHELASTIC_RUN_ID", "VTRAIN_CLUSTER_SOURCE",
-)  # fmt: skip
+
 
 
 @dataclass(frozen=True)
@@ -106,7 +104,7 @@ def trial_environment(
 ) -> dict[str, str]:
     """The variables Vertex sets on a single-replica trial, laid out under `output_dir`."""
     folder = trial_folder(output_dir, trial_id)
-    env = {k: v for k, v in base.items() if k not in _CLUSTER_VARIABLES}
+    env = inherited(base)
     cluster_spec = {
         "cluster": {"workerpool0": [f"127.0.0.1:{_free_port()}"]},
         "environment": "cloud",
@@ -346,13 +344,13 @@ class StudyRunner:
 
     def _stop(self, running: dict[str, _Running], reason: str) -> None:
         for r in running.values():
-            _signal_group(r.process, signal.SIGTERM)
+            kill_group(r.process.pid, signal.SIGTERM)
         deadline = time.monotonic() + STOP_GRACE_S
         for r in running.values():
             try:
                 r.process.wait(max(0.0, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
-                _signal_group(r.process, signal.SIGKILL)
+                kill_group(r.process.pid, signal.SIGKILL)
         for r in list(running.values()):
             self._finish(r, stopped=reason)
         running.clear()
@@ -421,11 +419,6 @@ class StudyRunner:
                 hint="give another --output-dir, or delete this study.json to start over",
             )
         return {t.trial_id: t for t in trials}
-
-
-def _signal_group(process: subprocess.Popen[bytes], sig: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, sig)
 
 
 def _exit_reason(code: int) -> str:

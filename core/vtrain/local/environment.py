@@ -35,6 +35,8 @@ PLATFORM_VARIABLES = frozenset(
         "WORKER_ADDRS",
         "WORKER_PORT",
         "VTRAIN_OUTPUT_DIR",
+        # A parent's "single" would make every replica believe it is the chief.
+        "VTRAIN_CLUSTER_SOURCE",
     }
 )
 PLATFORM_PREFIXES = ("AIP_", "CLOUD_ML_", "TORCHELASTIC_", "PET_", "DMLC_")

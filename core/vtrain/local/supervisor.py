@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TextIO
 
 from vtrain.cluster.roles import CHIEF
+from vtrain.errors import LaunchError
 from vtrain.local.environment import replica_env
 from vtrain.local.output import Output
 from vtrain.local.plan import Kill, Plan, Replica
@@ -55,11 +56,20 @@ def run_job(
     """Run every replica of `plan` to the job's end, as its platform would; leave no process."""
     with reserve_ports(plan.size) as ports:
         replicas = plan.replicas(ports)
-        for folder in ("model", "checkpoints", "logs", "hypertune"):
-            os.makedirs(os.path.join(plan.trial_dir, folder), exist_ok=True)
-        output = Output(
-            [r.name for r in replicas], plan.output_dir, stream or sys.stdout, colour=colour
-        )
+        try:
+            for folder in ("model", "checkpoints", "logs", "hypertune"):
+                os.makedirs(os.path.join(plan.trial_dir, folder), exist_ok=True)
+            # Per trial: the parallel trials of a study share one --output-dir.
+            output = Output(
+                [r.name for r in replicas], plan.trial_dir, stream or sys.stdout, colour=colour
+            )
+        except OSError as e:
+            raise LaunchError(
+                f"cannot write the job's folders ({e.strerror or e})",
+                source="--output-dir",
+                value=plan.output_dir,
+                expected="a folder this user can create and write",
+            ) from None
         try:
             where = ", ".join(f"{r.name} {r.address}" for r in replicas)
             output.note(f"job {plan.job_id} ({plan.platform}) in {plan.output_dir}: {where}")

@@ -152,6 +152,50 @@ def test_a_worker_without_a_private_folder_gets_a_temporary_one(
     assert worker.steps() == []
 
 
+def test_a_private_temporary_folder_goes_with_its_manager(medium) -> None:
+    import gc
+
+    worker = manager(medium, is_chief=False)
+    worker.save(1, b"w")
+    private = worker.write_location.path
+    assert private is not None and os.path.isdir(private)
+    del worker
+    gc.collect()
+    assert not os.path.exists(private)
+
+
+def test_the_trial_decides_the_folder_whether_or_not_is_chief_is_given(tmp_path: Path) -> None:
+    from platform_examples import VERTEX_CLUSTER, cluster_spec
+
+    env = {"CLUSTER_SPEC": cluster_spec(VERTEX_CLUSTER, "workerpool0", 0, trial="3")}
+    given = CheckpointManager(str(tmp_path), is_chief=True, environ=env)
+    detected = CheckpointManager(str(tmp_path), environ=env)
+    assert given.directory == detected.directory == f"{tmp_path}/trial-3"
+
+
+def test_a_failed_step_leaves_nothing_in_the_into_folder(tmp_path: Path) -> None:
+    def writer(files: dict[str, bytes]):  # type: ignore[no-untyped-def]
+        def write(folder: str) -> None:
+            for name, data in files.items():
+                Path(folder, name).write_bytes(data)
+
+        return write
+
+    mount = tmp_path / "gcs"
+    (mount / "bucket").mkdir(parents=True)
+    m = CheckpointManager("gs://bucket/ck", is_chief=True, gcs_mount=str(mount), environ={})
+    m.save(1, writer({"model": b"model@1"}))
+    m.save(2, writer({"optimizer": b"opt@2", "model": b"model@2"}))
+    step2 = mount / "bucket" / "ck" / "step-000000000002"
+    (data,) = [p for p in step2.iterdir() if p.is_dir()]
+    (data / "optimizer").write_bytes(b"corrupt")  # after "model", which copies intact
+    into = tmp_path / "into"
+    with pytest.warns(RuntimeWarning, match="trying an older step"):
+        ckpt = m.restore(into=str(into))
+    assert ckpt is not None and ckpt.step == 1
+    assert sorted(os.listdir(into)) == ["model"] and (into / "model").read_bytes() == b"model@1"
+
+
 def test_per_trial_folders_under_tuning(medium) -> None:
     env = {**medium.options["environ"], "CLOUD_ML_TRIAL_ID": "7"}
     options = {**medium.options, "environ": env}

@@ -57,6 +57,18 @@ def test_unknown_addresses_stay_unknown_but_counted() -> None:
     assert info.address == "127.0.0.1:29500" and info.is_distributed
 
 
+def test_under_torchrun_inside_a_vertex_replica_only_local_rank_0_of_the_chief_leads() -> None:
+    from platform_examples import VERTEX_CLUSTER, cluster_spec
+
+    torchrun = {"TORCHELASTIC_RUN_ID": "r", "LOCAL_WORLD_SIZE": "8", "RANK": "3", "WORLD_SIZE": "8",
+                "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "29500"}  # fmt: skip
+    spec = {"CLUSTER_SPEC": cluster_spec(VERTEX_CLUSTER, "workerpool0", 0), **torchrun}
+    leaders = [
+        ClusterInfo.from_env({**spec, "LOCAL_RANK": str(local)}).is_chief for local in range(8)
+    ]
+    assert leaders == [True] + [False] * 7
+
+
 def test_single_process_is_a_cluster_of_one() -> None:
     info = ClusterInfo.from_env({})
     assert info == ClusterInfo.single()

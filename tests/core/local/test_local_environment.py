@@ -233,3 +233,10 @@ def test_the_metric_tag_chosen_by_the_study_reaches_every_replica() -> None:
 
     kept = inherited({"CLOUD_ML_HP_METRIC_TAG": "accuracy", "CLOUD_ML_TRIAL_ID": "9", "PATH": "/b"})
     assert kept == {"CLOUD_ML_HP_METRIC_TAG": "accuracy", "PATH": "/b"}
+
+
+def test_a_parents_source_override_does_not_reach_the_replicas() -> None:
+    from vtrain.local.environment import inherited
+
+    # "single" in the parent's shell would make every replica its own chief.
+    assert inherited({"VTRAIN_CLUSTER_SOURCE": "single", "PATH": "/b"}) == {"PATH": "/b"}

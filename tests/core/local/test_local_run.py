@@ -146,6 +146,16 @@ def test_trial_folder(vtrain: Run, tmp_path: Path) -> None:
     assert json.loads(env["CLUSTER_SPEC"])["task"]["trial"] == "7"
     assert "TF_CONFIG" not in env  # a job of one is not distributed
     assert (job / "7" / "model").is_dir()
+    # Logs per trial too: parallel trials of a study share one --output-dir.
+    assert (job / "7" / "replica-logs" / "chief-0.log").is_file()
+    assert not (job / "replica-logs").exists()
+
+
+def test_an_output_dir_that_cannot_be_written_is_a_clear_error(vtrain: Run) -> None:
+    done = vtrain("--output-dir", "/proc/vtrain-cannot-exist", "--", sys.executable, "-c", "pass")
+    assert done.returncode == 2
+    assert "--output-dir: cannot write the job's folders" in done.stderr
+    assert "Traceback" not in done.stderr
 
 
 @pytest.mark.parametrize("sig", ["KILL", "TERM"])
