@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 
 import lightning as L
 import torch
@@ -76,10 +75,7 @@ def main() -> None:
     print(f"global rank {trainer.global_rank} of {trainer.world_size}, "
           f"node {trainer.node_rank}", flush=True)  # fmt: skip
     print("final parameters " + json.dumps(params), flush=True)
-    if trainer.is_global_zero:
-        model_dir = vtrain.RunContext.from_env().model_dir
-        os.makedirs(model_dir, exist_ok=True)
-        torch.save(model.state_dict(), os.path.join(model_dir, "model.pt"))
+    handle.save_model(model)  # the chief writes AIP_MODEL_DIR (gs:// included)
     handle.barrier()
     handle.teardown()
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import time
 
 import torch
@@ -73,6 +72,7 @@ def main() -> None:
             if i < step % per_epoch:
                 continue  # trained before a restart: the batch order is a function of the step
             optimizer.zero_grad()
+            x, y = x.to(handle.device), y.to(handle.device)
             loss = torch.nn.functional.mse_loss(ddp(x), y)
             loss.backward()
             optimizer.step()
@@ -84,13 +84,10 @@ def main() -> None:
                 break
 
     with torch.no_grad():
-        x, y = dataset.tensors
+        x, y = (t.to(handle.device) for t in dataset.tensors)
         loss = torch.nn.functional.mse_loss(model(x), y)
     vtrain.hypertune.report(loss.item(), tag="loss", step=step)
-    if handle.is_chief:
-        model_dir = vtrain.RunContext.from_env().model_dir
-        os.makedirs(model_dir, exist_ok=True)
-        torch.save(model.state_dict(), os.path.join(model_dir, "model.pt"))
+    handle.save_model(model)  # the chief writes AIP_MODEL_DIR (gs:// included)
     params = torch.cat([p.detach().flatten() for p in model.parameters()]).tolist()
     print(f"final loss {loss.item():.6f}", flush=True)
     print("final parameters " + json.dumps(params), flush=True)

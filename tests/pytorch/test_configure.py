@@ -31,8 +31,10 @@ def test_a_single_process_just_works_without_a_process_group() -> None:
     assert (handle.rank, handle.world_size, handle.local_rank, handle.is_chief) == (0, 1, 0, True)
     assert not handle.distributed and not dist.is_initialized()
     assert handle.device.type == "cpu" and env["RANK"] == "0" and env["WORLD_SIZE"] == "1"
-    model = object()
-    assert handle.wrap(model) is model
+    import torch
+
+    model = torch.nn.Linear(2, 1)
+    assert handle.wrap(model) is model  # on the CPU already; no DDP in a world of one
     handle.barrier()
     sampler = handle.sampler(list(range(10)), shuffle=False)
     assert list(sampler) == list(range(10))

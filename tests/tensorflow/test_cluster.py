@@ -77,14 +77,16 @@ def test_a_side_car_evaluator_evaluates_the_chiefs_checkpoints(tmp_path: Path) -
 def test_a_killed_worker_resumes_at_the_epoch_where_it_stopped(tmp_path: Path) -> None:
     run = local_run(
         tmp_path / "out",
-        ["--workers", "1", "--kill", "worker:0@12", "--restart-job-on-worker-restart"],
-        [EXAMPLE, "--epochs", "10", "--epoch-delay", "1"],
+        ["--workers", "1", "--kill", "worker:0@14", "--restart-job-on-worker-restart"],
+        # About 6 s to the first epoch, then 1 s an epoch: the kill lands mid-training
+        # even if starting takes twice as long on a busy machine.
+        [EXAMPLE, "--epochs", "14", "--epoch-delay", "1"],
     )
     assert run.returncode == 0, run.output
     assert "job restart 1 of" in run.output
     before, _, after = run.logs["chief-0"].partition("stopped (SIGKILL)")
-    done_before = [int(e) for e in re.findall(r"^Epoch (\d+)/10", before, re.M)]
-    first_after = int(re.findall(r"^Epoch (\d+)/10", after, re.M)[0])
+    done_before = [int(e) for e in re.findall(r"^Epoch (\d+)/14", before, re.M)]
+    first_after = int(re.findall(r"^Epoch (\d+)/14", after, re.M)[0])
     assert done_before, "the kill must land mid-training"
     assert 1 < first_after <= max(done_before) + 1
     assert weights(run, "worker-0") == weights(run, "chief-0")

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 from platform_examples import tf_config
 
 DISTRIBUTED = tf_config({"chief": ["127.0.0.1:1"], "worker": ["127.0.0.1:2"]}, "worker", 0)
@@ -48,16 +49,23 @@ def test_a_single_process_keeps_keras_3() -> None:
     assert json.loads(done.stdout.splitlines()[-1]) == ["keras_3", "keras"]
 
 
-def test_tensorflow_imported_first_still_works_while_tf_keras_is_unused() -> None:
-    done = python("import tensorflow as tf\n" + SHOW, TF_CONFIG=DISTRIBUTED)
+def test_tensorflow_imported_first_works_when_legacy_keras_was_chosen_in_time() -> None:
+    done = python(
+        "import tensorflow as tf\n" + SHOW, TF_CONFIG=DISTRIBUTED, TF_USE_LEGACY_KERAS="1"
+    )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.splitlines()[-1]) == ["tf_keras", "tf_keras"]
 
 
-def test_too_late_says_exactly_what_to_change() -> None:
-    code = (
-        "import tensorflow as tf\n"
-        "tf.keras.layers.Dense(1)\n"  # tf.keras is now Keras 3, for good
+@pytest.mark.parametrize(
+    "before",
+    [
+        "import tensorflow as tf\n",  # `from tensorflow.keras import …` is Keras 3 from now on
+        "import tensorflow as tf\ntf.keras.layers.Dense(1)\n",  # and so is tf.keras
+    ],
+)
+def test_too_late_says_exactly_what_to_change(before: str) -> None:
+    code = before + (
         "import vtrain\n"
         "try:\n"
         "    vtrain.plugins.get('tensorflow').configure()\n"
@@ -67,8 +75,6 @@ def test_too_late_says_exactly_what_to_change() -> None:
     done = python(code, TF_CONFIG=DISTRIBUTED)
     assert done.returncode == 0, done.stderr
     message = done.stdout.strip().splitlines()[-1]
-    assert (
-        "tf.keras was already used as Keras 3, which fails under multi-worker training" in message
-    )
-    assert "configure() before the first use of tf.keras" in message
+    assert "TensorFlow was imported with Keras 3, which fails under multi-worker" in message
+    assert "configure() before `import tensorflow`" in message
     assert "set TF_USE_LEGACY_KERAS=1" in message

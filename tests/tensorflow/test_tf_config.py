@@ -71,3 +71,21 @@ def test_a_reduction_server_has_no_tensorflow_task() -> None:
     (example,) = [e for e in EXAMPLES if "reduction server" in e.name]
     with pytest.raises(ConfigError, match="a reduction_server replica has no TensorFlow task"):
         config(example.env)
+
+
+def test_parameter_servers_without_a_chief_are_refused_not_left_to_hang() -> None:
+    import vtrain
+
+    env = {"TF_CONFIG": tf_config({"worker": ["w:1", "w:2"], "ps": ["p:1"]}, "worker", 0)}
+    with pytest.raises(ConfigError, match="parameter-server training needs a chief"):
+        vtrain.plugins.get("tensorflow").configure(environ=env)
+
+
+def test_the_resolver_tells_multi_worker_training_how_many_gpus_there_are() -> None:
+    from vtrain_tensorflow.strategy import cluster_resolver
+
+    info = ClusterInfo.from_env({"CLUSTER_SPEC": cluster_spec(AIP_CLUSTER, "worker", 1)})
+    assert cluster_resolver(info, gpus=4).num_accelerators() == {"GPU": 4}
+    resolver = cluster_resolver(info, gpus=0)
+    assert resolver.task_type == "worker" and resolver.task_id == 1
+    assert resolver.cluster_spec().as_dict()["chief"] == ["master-0:2222"]

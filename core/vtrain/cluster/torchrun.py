@@ -1,7 +1,9 @@
 """torchrun (torch.distributed.run / TorchElastic): one replica per process it launched.
 
 torchrun always sets TORCHELASTIC_RUN_ID, which is how it is told apart from
-Kubeflow's env:// variables, where a RANK names a whole machine.
+Kubeflow's env:// variables, where a RANK names a whole machine. vtrain's own
+per-GPU launcher (`python -m vtrain_pytorch.launch`) sets the same per-process
+variables and VTRAIN_LOCAL_LAUNCH, and is read the same way.
 """
 
 from __future__ import annotations
@@ -16,16 +18,18 @@ from vtrain.cluster.torch_env import master_address, out_of_range
 from vtrain.errors import ConfigError
 
 MARKER = "TORCHELASTIC_RUN_ID"
+LOCAL_LAUNCH = "VTRAIN_LOCAL_LAUNCH"
 
 
 def describes_cluster(environ: Mapping[str, str]) -> bool:
-    """True inside a process that torchrun started."""
-    return bool(environ.get(MARKER))
+    """True inside a process that torchrun (or vtrain's per-GPU launcher) started."""
+    return bool(environ.get(MARKER) or environ.get(LOCAL_LAUNCH))
 
 
 def read_torchrun(environ: Mapping[str, str]) -> ClusterInfo:
     """A cluster of torchrun's processes: rank 0 is the chief."""
-    why = f"{MARKER} is set, so torchrun should have set it"
+    marker = MARKER if environ.get(MARKER) else LOCAL_LAUNCH
+    why = f"{marker} is set, so its launcher should have set it"
     world = fields.env_required_int(environ, "WORLD_SIZE", why, minimum=1)
     rank = fields.env_required_int(environ, "RANK", why)
     if world > fields.MAX_REPLICAS:

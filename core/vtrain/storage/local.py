@@ -146,7 +146,8 @@ class LocalLocation(Location):
     def exists(self, name: str = "") -> bool:
         path = self.full(name)
         if os.path.isdir(path):
-            return True
+            # As on an object store, where a folder is only the prefix of its files.
+            return bool(os.listdir(path))
         return os.path.exists(path)
 
     def list(self, name: str = "") -> list[str]:

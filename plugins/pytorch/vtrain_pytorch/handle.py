@@ -63,7 +63,8 @@ class TorchHandle:
         )
 
     def wrap(self, model: Any, **ddp_options: Any) -> Any:
-        """The model wrapped in DistributedDataParallel when distributed, else unchanged."""
+        """The model, moved to `device`, in DistributedDataParallel when distributed."""
+        model = model.to(self.device)
         if not self.distributed:
             return model
         from torch.nn.parallel import DistributedDataParallel
@@ -71,6 +72,29 @@ class TorchHandle:
         if self.device.type == "cuda":
             ddp_options.setdefault("device_ids", [self.device.index])
         return DistributedDataParallel(model, **ddp_options)
+
+    def save_model(self, model: Any, name: str = "model.pt") -> str | None:
+        """Write the model's weights to AIP_MODEL_DIR from the chief; return where, else None.
+
+        Written to a local file first, then put in place through vtrain's storage, so a
+        gs:// model directory works with or without the /gcs/ mount.
+        """
+        if not self.is_chief:
+            return None
+        import tempfile
+
+        import torch
+
+        from vtrain import RunContext
+        from vtrain.storage import open_location
+
+        target = open_location(RunContext.from_env().model_dir)
+        target.makedirs()
+        with tempfile.TemporaryDirectory(prefix="vtrain-model-") as scratch:
+            local = f"{scratch}/{name}"
+            torch.save(getattr(model, "module", model).state_dict(), local)
+            target.upload(local, name)
+        return target.join(name).uri
 
     def barrier(self) -> None:
         """Wait for every process of the world (a no-op alone)."""

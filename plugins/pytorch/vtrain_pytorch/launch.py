@@ -1,10 +1,10 @@
 """`python -m vtrain_pytorch.launch --nproc-per-node N SCRIPT [ARGS…]`: N processes per machine.
 
 The platform starts one process per machine. On a machine with several GPUs
-this starts one per GPU, each told its LOCAL_RANK; `configure()` then numbers
-the world machines x processes, so ranks are global (machine m, process p ->
-m * N + p). It forwards SIGTERM/SIGINT to the processes, and fails as soon as
-one of them fails, so that the platform restarts the replica.
+this starts one per GPU and, as torchrun does, gives each its global RANK,
+WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE and the chief's address: machine m,
+process p has rank m * N + p. It forwards SIGTERM/SIGINT to the processes, and
+fails as soon as one of them fails, so that the platform restarts the replica.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ import time
 from collections.abc import Sequence
 from types import FrameType
 
-from vtrain import UsageError
-
-NPROC_VARIABLE = "VTRAIN_NPROC_PER_NODE"
+from vtrain import ClusterInfo, UsageError
+from vtrain.cluster.torchrun import LOCAL_LAUNCH
+from vtrain_pytorch.world import World
 
 
 def _count(text: str) -> int:
@@ -35,6 +35,22 @@ def _count(text: str) -> int:
     return int(text)
 
 
+def _environments(count: int) -> list[dict[str, str]]:
+    info = ClusterInfo.from_env()
+    if not info.is_trainer:
+        return [dict(os.environ)]  # a ps or evaluator replica runs once, as it is
+    return [
+        {
+            **os.environ,
+            **World.from_cluster(
+                info, nproc_per_node=count, local_rank=i, environ=os.environ
+            ).env(),
+            LOCAL_LAUNCH: "1",
+        }
+        for i in range(count)
+    ]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Start the processes, wait for them, return the first failure's status (or 0)."""
     parser = argparse.ArgumentParser(prog="python -m vtrain_pytorch.launch", description=__doc__)
@@ -47,16 +63,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as e:
         parser.error(str(e))
     processes = [
-        subprocess.Popen(
-            [sys.executable, args.script, *args.args],
-            env={
-                **os.environ,
-                "LOCAL_RANK": str(i),
-                "LOCAL_WORLD_SIZE": str(count),
-                NPROC_VARIABLE: str(count),
-            },
-        )  # fmt: skip
-        for i in range(count)
+        subprocess.Popen([sys.executable, args.script, *args.args], env=env)
+        for env in _environments(count)
     ]
 
     def forward(signum: int, frame: FrameType | None) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import MutableMapping
 from datetime import timedelta
 from typing import Any
@@ -10,7 +11,6 @@ from typing import Any
 from vtrain import ClusterInfo, UsageError
 from vtrain.plugins.base import Plugin
 from vtrain_pytorch.handle import TorchHandle
-from vtrain_pytorch.launch import NPROC_VARIABLE
 from vtrain_pytorch.rendezvous import wait_for_chief
 from vtrain_pytorch.world import World
 
@@ -58,10 +58,6 @@ class PyTorchPlugin(Plugin):
         if not info.is_trainer:
             return TorchHandle(role=info.role, world=None, backend=None, device=torch.device("cpu"))
 
-        if nproc_per_node is None and env.get(NPROC_VARIABLE):
-            # Started by vtrain_pytorch.launch: one of several processes on this machine.
-            nproc_per_node = int(env[NPROC_VARIABLE])
-            local_rank = int(env.get("LOCAL_RANK", "0")) if local_rank is None else local_rank
         world = World.from_cluster(
             info, nproc_per_node=nproc_per_node, local_rank=local_rank, environ=env
         )
@@ -72,6 +68,15 @@ class PyTorchPlugin(Plugin):
         )
         if backend == "nccl":
             torch.cuda.set_device(device)
+            gpus = torch.cuda.device_count()
+            if gpus > world.local_world_size:
+                warnings.warn(
+                    f"{gpus} GPUs on this machine, {world.local_world_size} process(es) using "
+                    "them: start one per GPU with `python -m vtrain_pytorch.launch "
+                    "--nproc-per-node gpu SCRIPT`",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
         if world.world_size == 1:
             return TorchHandle(role=info.role, world=world, backend=None, device=device)
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import tempfile
 from dataclasses import dataclass
 from typing import Any
@@ -95,11 +94,7 @@ class TensorFlowHandle:
                 return None
             target = open_location(self.context.model_dir)
             target.makedirs()
-            if target.path is not None:
-                destination = os.path.join(target.path, name)
-                _replace(local, destination)
-                return destination
-            target.upload(local, name)
+            target.upload(local, name)  # a file (.keras) or a folder (SavedModel)
             return target.join(name).uri
 
     def evaluate_checkpoints(
@@ -128,11 +123,3 @@ class TensorFlowHandle:
             callbacks=callbacks,
         ).start()
 
-
-def _replace(source: str, destination: str) -> None:
-    # A SavedModel is a folder, a .keras file a file; either replaces what was there.
-    if os.path.isdir(destination):
-        shutil.rmtree(destination)
-    elif os.path.exists(destination):
-        os.remove(destination)
-    shutil.move(source, destination)

@@ -26,19 +26,21 @@ def wanted(info: ClusterInfo) -> str:
 
 
 def resolved() -> str | None:
-    """The Keras `tf.keras` already points to, or None while it is unresolved."""
+    """The Keras TensorFlow already routes to, or None while TensorFlow is not imported.
+
+    `import tensorflow` fixes where `from tensorflow.keras import …` leads, by
+    TF_USE_LEGACY_KERAS as it was then; `tf.keras` follows on first use.
+    """
     tf = sys.modules.get("tensorflow")
     if tf is None:
         return None
     keras = tf.__dict__.get("keras")
-    if keras is None:
-        return None
-    if type(keras).__name__ == "KerasLazyLoader":
-        if not keras.__dict__.get("_tfll_initialized", False):
-            return None
+    if type(keras).__name__ == "KerasLazyLoader" and keras.__dict__.get("_tfll_initialized"):
         return str(keras.__dict__.get("_tfll_keras_version"))
-    # Once loaded, the lazy loader replaces itself with the module it chose.
-    return LEGACY if keras.__name__.startswith("tf_keras") else KERAS_3
+    if keras is not None and type(keras).__name__ != "KerasLazyLoader":
+        # Once loaded, the lazy loader replaces itself with the module it chose.
+        return LEGACY if keras.__name__.startswith("tf_keras") else KERAS_3
+    return LEGACY if tf.__dict__.get("_tf_uses_legacy_keras") else KERAS_3
 
 
 def select_keras(info: ClusterInfo, environ: MutableMapping[str, str]) -> str:
@@ -47,11 +49,11 @@ def select_keras(info: ClusterInfo, environ: MutableMapping[str, str]) -> str:
         already = resolved()
         if already not in (None, LEGACY):
             raise UsageError(
-                "tf.keras was already used as Keras 3, which fails under multi-worker training",
+                "TensorFlow was imported with Keras 3, which fails under multi-worker training",
                 source="vtrain.plugins.get('tensorflow').configure()",
                 value=already,
-                expected="configure() before the first use of tf.keras",
-                hint=f"call configure() at the top of the script, before building any model, "
+                expected="configure() before `import tensorflow`",
+                hint=f"call configure() at the top of the script, before importing tensorflow, "
                 f"or set {VARIABLE}=1 in the environment before Python starts",
             )
         environ[VARIABLE] = "1"

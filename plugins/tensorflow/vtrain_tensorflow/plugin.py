@@ -6,8 +6,8 @@ import os
 from collections.abc import MutableMapping
 from typing import Any
 
-from vtrain import ClusterInfo, RunContext
-from vtrain.cluster import PS, WORKER
+from vtrain import ClusterInfo, ConfigError, RunContext
+from vtrain.cluster import CHIEF, PS, WORKER
 from vtrain.plugins.base import Plugin
 from vtrain_tensorflow.handle import TensorFlowHandle
 from vtrain_tensorflow.keras_choice import select_keras
@@ -39,6 +39,14 @@ class TensorFlowPlugin(Plugin):
         self.reject_unknown(options, ("info", "environ"))
         env = os.environ if environ is None else environ
         info = info or ClusterInfo.from_env(env)
+        if uses_parameter_servers(info) and not info.cluster.get(CHIEF):
+            # Every worker would serve and none would coordinate: a job that never ends.
+            raise ConfigError(
+                "parameter-server training needs a chief to coordinate, and the cluster has none",
+                source=info.source,
+                value=sorted(info.cluster),
+                expected="a chief (or master) beside the workers and parameter servers",
+            )
         write_tf_config(info, env)
         keras_version = select_keras(info, env)
         if uses_parameter_servers(info):

@@ -53,6 +53,7 @@ def test_list_exists_and_makedirs(loc: Location) -> None:
     loc.makedirs("empty")
     assert loc.exists() and loc.exists("f1") and loc.exists("d") and loc.exists("d/e/f3")
     assert not loc.exists("nope") and not loc.exists("d/nope")
+    assert not loc.exists("empty"), "an empty folder does not exist, as on an object store"
     assert [n for n in loc.list() if n != "empty"] == ["d", "f1"]
     assert loc.list("d") == ["e", "f2"]
     assert loc.list("missing") == []

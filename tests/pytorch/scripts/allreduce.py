@@ -20,7 +20,10 @@ if late:
         time.sleep(float(seconds))
 
 handle = vtrain.plugins.get("pytorch").configure()
-result = {"role": handle.role, "rank": handle.rank, "world_size": handle.world_size}
+result = {"role": handle.role, "rank": handle.rank, "world_size": handle.world_size,
+          "is_chief": handle.is_chief,
+          # Read again after configure() rewrote RANK & co.: must agree (checkpoints, metrics).
+          "is_chief_again": vtrain.ClusterInfo.from_env().is_chief}  # fmt: skip
 if handle.in_world:
     value = torch.tensor([float(handle.rank + 1)])
     dist.all_reduce(value)

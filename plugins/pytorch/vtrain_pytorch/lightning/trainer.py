@@ -37,6 +37,10 @@ def trainer_options(
             expected="call it on the chief and the workers only (check handle.in_world)",
         )
     context = vtrain.RunContext.from_env()
+    # Lightning opens gs:// itself only with gcsfs installed; through the /gcs/ mount
+    # that Vertex provides, the same folders are local paths.
+    checkpoint_dir = _local_view(context.checkpoint_dir)
+    tensorboard_dir = _local_view(context.tensorboard_dir)
     manager = CheckpointManager(is_chief=handle.is_chief, keep=keep)
     callbacks: list[Any] = [VtrainCheckpoint(manager)]
     if monitor is not None:
@@ -47,11 +51,17 @@ def trainer_options(
         "devices": handle.world.local_world_size,
         "accelerator": "gpu" if handle.device.type == "cuda" else "cpu",
         "strategy": "ddp" if handle.world.world_size > 1 else "auto",
-        "default_root_dir": context.checkpoint_dir,
-        "logger": TensorBoardLogger(save_dir=context.tensorboard_dir, name="", version=""),
+        "default_root_dir": checkpoint_dir,
+        "logger": TensorBoardLogger(save_dir=tensorboard_dir, name="", version=""),
         "callbacks": callbacks,
         "enable_checkpointing": False,
     }
+
+
+def _local_view(uri: str) -> str:
+    from vtrain.storage import open_location
+
+    return open_location(uri).path or uri
 
 
 def resume_path(options: dict[str, Any]) -> str | None:
