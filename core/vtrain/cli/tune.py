@@ -75,7 +75,8 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the study; 0 when it succeeded, 1 when it failed."""
-    from vtrain.hypertune.runner import SUCCEEDED, Replicas, StudyRunner
+    from vtrain.hypertune.results import SUCCEEDED
+    from vtrain.hypertune.runner import Replicas, StudyRunner
     from vtrain.hypertune.study import Study
     from vtrain.hypertune.table import progress_line, summary
 

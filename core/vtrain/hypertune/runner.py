@@ -10,63 +10,37 @@ folder again and finished trials are kept, interrupted ones rerun.
 
 from __future__ import annotations
 
-import json
 import os
 import queue
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
 
-from vtrain.errors import ConfigError, LaunchError, StorageError, UsageError
-from vtrain.hypertune.atomic import read_nofollow, write_atomic
+from vtrain.errors import LaunchError, StorageError, UsageError
 from vtrain.hypertune.metric_file import metric_values, read_entries
-from vtrain.hypertune.search import Parameters, grid_size, make_sampler
+from vtrain.hypertune.results import (
+    ACTIVE,
+    FAILED,
+    RESULTS_FILE,
+    STOPPED,
+    SUCCEEDED,
+    StudyResult,
+    Trial,
+    read_trials,
+    write_results,
+)
+from vtrain.hypertune.search import grid_size, make_sampler
 from vtrain.hypertune.study import Study
-from vtrain.local.environment import inherited
+from vtrain.hypertune.trial_env import LOG_FILE, METRIC_FILE, trial_environment, trial_folder
 from vtrain.local.process import kill_group
 
-RESULTS_FILE = "study.json"
-# The chief's metric file inside a trial's folder; `vtrain local run --trial` puts it at the
-# same place (vtrain.local.environment.metric_file), so one reader serves both kinds of trial.
-METRIC_FILE = os.path.join("hypertune", "chief-0.metrics")
-LOG_FILE = "trial.log"
-ACTIVE, SUCCEEDED, FAILED, STOPPED = "ACTIVE", "SUCCEEDED", "FAILED", "STOPPED"
 # How long a stopped trial gets between SIGTERM and SIGKILL.
 STOP_GRACE_S = 10.0
-# Set by whoever launched `vtrain tune`; a trial is its own cluster, so these would lie to it.
-
-
-
-@dataclass(frozen=True)
-class Trial:
-    """One trial's record, as kept in study.json."""
-
-    trial_id: str
-    parameters: Parameters
-    status: str
-    final_metric: float | None = None
-    exit_code: int | None = None
-    started_at: float | None = None
-    """Wall-clock start, seconds since the epoch."""
-    duration_s: float | None = None
-    reason: str = ""
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> Trial:
-        """Read one record back from study.json."""
-        return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})
-
-    @property
-    def number(self) -> int:
-        """The trial id as a number: the sampler's index."""
-        return int(self.trial_id)
 
 
 @dataclass(frozen=True)
@@ -81,53 +55,6 @@ class Replicas:
     def distributed(self) -> bool:
         """True when a trial needs `vtrain local run`."""
         return self.workers + self.ps + self.evaluators > 0
-
-
-@dataclass(frozen=True)
-class StudyResult:
-    """How a study ended: every trial, the best one, and where the results file is."""
-
-    status: str
-    trials: tuple[Trial, ...]
-    best: Trial | None
-    results_file: str
-    reason: str = ""
-
-
-def trial_folder(output_dir: str, trial_id: str) -> str:
-    """``<output>/<trial>``: everything one trial writes."""
-    return os.path.join(output_dir, trial_id)
-
-
-def trial_environment(
-    base: Mapping[str, str], output_dir: str, trial_id: str, metric_tag: str
-) -> dict[str, str]:
-    """The variables Vertex sets on a single-replica trial, laid out under `output_dir`."""
-    folder = trial_folder(output_dir, trial_id)
-    env = inherited(base)
-    cluster_spec = {
-        "cluster": {"workerpool0": [f"127.0.0.1:{_free_port()}"]},
-        "environment": "cloud",
-        "task": {"type": "workerpool0", "index": 0, "trial": trial_id},
-        "job": {"baseOutputDirectory": {"outputUriPrefix": output_dir}},
-    }
-    env.update(
-        CLUSTER_SPEC=json.dumps(cluster_spec),
-        CLOUD_ML_TRIAL_ID=trial_id,
-        CLOUD_ML_HP_METRIC_FILE=os.path.join(folder, METRIC_FILE),
-        CLOUD_ML_HP_METRIC_TAG=metric_tag,
-        AIP_MODEL_DIR=os.path.join(folder, "model") + os.sep,
-        AIP_CHECKPOINT_DIR=os.path.join(folder, "checkpoints") + os.sep,
-        AIP_TENSORBOARD_LOG_DIR=os.path.join(folder, "logs") + os.sep,
-    )
-    return env
-
-
-def _free_port() -> int:
-    # Nothing connects to a single replica's own address; it only has to be a real one.
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass
@@ -182,7 +109,7 @@ class StudyRunner:
     def run(self) -> StudyResult:
         """Run (or resume) the study; KeyboardInterrupt stops running trials, then propagates."""
         os.makedirs(self.output_dir, exist_ok=True)
-        self.trials = self._load()
+        self.trials = read_trials(self.results_file, self.study)
         self._done = queue.Queue()
         sampler = make_sampler(self.study, self.seed)
         for t in sorted(self.trials.values(), key=lambda t: t.number):
@@ -380,45 +307,18 @@ class StudyRunner:
         return best
 
     def _save(self) -> None:
-        best = self.best()
-        document = {
-            "study": self.study.to_dict(),
-            "study_file": self.study.source,
-            "command": self.command,
-            "seed": self.seed,
-            "replicas": asdict(self.replicas),
-            "output_dir": self.output_dir,
-            "status": self.status,
-            "reason": self.reason,
-            "best_trial": None if best is None else best.trial_id,
-            "trials": [asdict(t) for t in self._ordered()],
-        }
-        write_atomic(self.results_file, (json.dumps(document, indent=2) + "\n").encode())
-
-    def _load(self) -> dict[str, Trial]:
-        data = read_nofollow(self.results_file)
-        if data is None:
-            return {}
-        try:
-            document = json.loads(data)
-            trials = [Trial.from_dict(t) for t in document["trials"]]
-            recorded = document["study"]
-        except (ValueError, KeyError, TypeError) as e:
-            raise ConfigError(
-                f"unreadable results of an earlier run: {e}",
-                source=self.results_file,
-                hint="move it away to start the study afresh",
-            ) from e
-        if (
-            Study.from_mapping(recorded, source=self.results_file).search_space()
-            != self.study.search_space()
-        ):
-            raise UsageError(
-                "this folder holds a study with a different metric, search space or algorithm",
-                source=self.results_file,
-                hint="give another --output-dir, or delete this study.json to start over",
-            )
-        return {t.trial_id: t for t in trials}
+        write_results(
+            self.results_file,
+            study=self.study,
+            command=self.command,
+            seed=self.seed,
+            replicas=asdict(self.replicas),
+            output_dir=self.output_dir,
+            status=self.status,
+            reason=self.reason,
+            trials=self._ordered(),
+            best=self.best(),
+        )
 
 
 def _exit_reason(code: int) -> str:

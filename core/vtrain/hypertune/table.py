@@ -5,18 +5,11 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from vtrain.hypertune.runner import (
-    ACTIVE,
-    FAILED,
-    LOG_FILE,
-    SUCCEEDED,
-    StudyResult,
-    StudyRunner,
-    Trial,
-    trial_folder,
-)
+from vtrain.hypertune.results import ACTIVE, FAILED, SUCCEEDED, StudyResult, Trial
+from vtrain.hypertune.runner import StudyRunner
 from vtrain.hypertune.search import Parameters
 from vtrain.hypertune.study import Study, Value
+from vtrain.hypertune.trial_env import LOG_FILE, trial_folder
 
 
 def _value(v: Value | None) -> str:
