@@ -63,11 +63,14 @@ def test_parameter_server_training_with_two_workers_and_a_ps(tmp_path: Path) -> 
 
 def test_a_side_car_evaluator_evaluates_the_chiefs_checkpoints(tmp_path: Path) -> None:
     out = tmp_path / "out"
+    # The side-car is stopped when the chief ends the job, as on the platform; a pause
+    # after each epoch gives it time to evaluate every checkpoint, even on a busy machine.
     run = local_run(out, ["--workers", "1", "--evaluators", "1"],
-                    [EXAMPLE, "--epochs", "3", "--epoch-delay", "1"])  # fmt: skip
+                    [EXAMPLE, "--epochs", "3", "--epoch-delay", "4"])  # fmt: skip
     assert run.returncode == 0, run.output
     evaluations = re.findall(r"^\d+/\d+ - .*loss: ([\d.]+)", run.logs["evaluator-0"], re.M)
     assert len(evaluations) == 3, run.logs["evaluator-0"][-3000:]
+    assert "evaluator-0 finished" in run.output  # it stopped by itself after the third
     # Each evaluation read a later checkpoint of a model that was learning.
     assert float(evaluations[-1]) < float(evaluations[0])
     assert "final weights" not in run.logs["evaluator-0"]
