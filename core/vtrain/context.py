@@ -20,22 +20,27 @@ DEFAULT_METRIC_TAG = "training/hptuning/metric"
 DEFAULT_OUTPUT_DIR = "vtrain-output"
 DATA_FORMATS = ("jsonl", "csv", "bigquery")
 
-# A trial id becomes a folder name; anything that could climb out of the base is refused.
-_TRIAL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+# Trial and job ids become folder names; anything that could climb out of the base is refused.
+_FOLDER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+
+def check_folder_name(value: str, variable: str, what: str, example: str) -> str | None:
+    """An id that is safe as one path component, or None when it is empty."""
+    if value == "":
+        return None
+    if not _FOLDER_NAME.fullmatch(value) or ".." in value:
+        raise ConfigError(
+            f"{what} is not a plain folder name",
+            source=variable,
+            value=value,
+            expected=f"letters, digits, '.', '_' or '-' ({example})",
+        )
+    return value
 
 
 def check_trial_id(value: str, variable: str) -> str | None:
     """A trial id that is safe as one path component, or None when it is empty."""
-    if value == "":
-        return None
-    if not _TRIAL_ID.fullmatch(value) or ".." in value:
-        raise ConfigError(
-            "trial id is not a plain folder name",
-            source=variable,
-            value=value,
-            expected="letters, digits, '.', '_' or '-' (Vertex uses 1, 2, 3 …)",
-        )
-    return value
+    return check_folder_name(value, variable, "trial id", "Vertex uses 1, 2, 3 …")
 
 
 class RunContext(Frozen):

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from vtrain.cluster.roles import CHIEF, EVALUATOR, PS, WORKER
-from vtrain.context import check_trial_id
+from vtrain.context import check_folder_name, check_trial_id
 from vtrain.errors import UsageError, VtrainError, raise_all
 
 PLATFORMS = ("vertex", "aiplatform", "kubeflow", "torchrun")
@@ -24,8 +24,6 @@ DEFAULT_GRACE_SECONDS = 5.0
 LOOPBACK = "127.0.0.1"
 LOCAL_ROLES = (CHIEF, WORKER, PS, EVALUATOR)
 
-# The job id names the default output folder: refuse anything that could climb out of it.
-_JOB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 _KILL = re.compile(r"(?P<role>[a-z]+):(?P<index>\d+)@(?P<seconds>[0-9.]+)(?::(?P<signal>\w+))?")
 
 
@@ -177,8 +175,11 @@ class Plan:
                 )
         if job_id is None:
             job_id = time.strftime("local-%Y%m%d-%H%M%S-") + str(os.getpid())
-        elif not _JOB_ID.fullmatch(job_id) or ".." in job_id:
-            bad("--job-id", "not a plain folder name", job_id, "letters, digits, '.', '_' or '-'")
+        else:
+            try:
+                check_folder_name(job_id, "--job-id", "job id", "e.g. my-job-1")
+            except VtrainError as e:
+                bad("--job-id", e.problem, job_id, e.expected or "")
 
         command = list(command)
         if command[:1] == ["--"]:

@@ -31,7 +31,7 @@ PY = [sys.executable, "-c", "pass"]
         ({"use_chief": True}, r"--use-chief: .*\(got 'vertex'\); expected aiplatform"),
         ({"trial_id": "../x"}, r"--trial: trial id is not a plain folder name \(got '../x'\)"),
         ({"trial_id": "1", "platform": "torchrun"}, r"--trial: this platform has no trial id"),
-        ({"job_id": "a/b"}, r"--job-id: not a plain folder name \(got 'a/b'\)"),
+        ({"job_id": "a/b"}, r"--job-id: job id is not a plain folder name \(got 'a/b'\)"),
         (
             {"kills": ["worker:0@1"]},
             r"--kill: no such replica \(got 'worker:0@1:KILL'\); "
