@@ -56,3 +56,28 @@ def test_unknown_options_and_backends_are_refused() -> None:
                                     "task": {"type": "chief", "index": 0}})}  # fmt: skip
     with pytest.raises(UsageError, match=r"backend: unknown backend \(got 'mpi'\)"):
         plugin.configure(environ=env, backend="mpi")
+
+
+@pytest.mark.parametrize(
+    ("requested", "gpus", "local", "chosen"),
+    [
+        (None, 0, 1, "gloo"),  # a CPU machine
+        (None, 1, 1, "nccl"),  # one GPU, one process
+        (None, 8, 8, "nccl"),  # a GPU per process
+        (None, 4, 8, "gloo"),  # too few GPUs for the processes: nccl would fail
+        ("gloo", 8, 8, "gloo"),  # asked for
+    ],
+)
+def test_the_backend_follows_the_gpus(
+    requested: str | None, gpus: int, local: int, chosen: str
+) -> None:
+    from vtrain_pytorch.plugin import choose_backend
+
+    assert choose_backend(requested, gpus=gpus, local_world_size=local) == chosen
+
+
+def test_nccl_without_a_gpu_per_process_is_refused() -> None:
+    from vtrain_pytorch.plugin import choose_backend
+
+    with pytest.raises(UsageError, match=r"nccl needs a GPU for each of the 8 process\(es\)"):
+        choose_backend("nccl", gpus=2, local_world_size=8)

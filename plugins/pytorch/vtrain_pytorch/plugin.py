@@ -62,13 +62,13 @@ class PyTorchPlugin(Plugin):
             info, nproc_per_node=nproc_per_node, local_rank=local_rank, environ=env
         )
         env.update(world.env())
-        backend = _backend(torch, backend, world)
+        gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        backend = choose_backend(backend, gpus=gpus, local_world_size=world.local_world_size)
         device = (
             torch.device("cuda", world.local_rank) if backend == "nccl" else torch.device("cpu")
         )
         if backend == "nccl":
             torch.cuda.set_device(device)
-            gpus = torch.cuda.device_count()
             if gpus > world.local_world_size:
                 warnings.warn(
                     f"{gpus} GPUs on this machine, {world.local_world_size} process(es) using "
@@ -95,16 +95,24 @@ class PyTorchPlugin(Plugin):
         return TorchHandle(role=info.role, world=world, backend=backend, device=device)
 
 
-def _backend(torch: Any, backend: str | None, world: World) -> str:
-    if backend is None:
-        gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
+def choose_backend(requested: str | None, *, gpus: int, local_world_size: int) -> str:
+    """The process-group backend: `requested`, else nccl with a GPU per local process, else gloo."""
+    if requested is None:
         # nccl needs one GPU per local process; anything less falls back to gloo.
-        return "nccl" if gpus >= world.local_world_size else "gloo"
-    if backend not in BACKENDS:
+        return "nccl" if gpus >= local_world_size and gpus > 0 else "gloo"
+    if requested not in BACKENDS:
         raise UsageError(
-            "unknown backend", source="backend", value=backend, expected="gloo or nccl"
+            "unknown backend", source="backend", value=requested, expected="gloo or nccl"
         )
-    return backend
+    if requested == "nccl" and gpus < local_world_size:
+        raise UsageError(
+            f"nccl needs a GPU for each of the {local_world_size} process(es) on this machine, "
+            f"and {gpus} are visible",
+            source="backend",
+            value=requested,
+            expected="gloo, or one GPU per process",
+        )
+    return requested
 
 
 def _bracketed(host: str) -> str:
