@@ -5,9 +5,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any
 
 from vtrain.local.plan import DEFAULT_GRACE_SECONDS, DEFAULT_MAX_RESTARTS, PLATFORMS
+
+# `typing` costs milliseconds at start-up; the names are for the type checker only.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 _EXAMPLE = """\
 examples:

@@ -9,10 +9,14 @@ TensorFlow 2 strategies require; the evaluator stays outside its cluster.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from vtrain.local.environment import addresses, cloud_ml_ids, document
 from vtrain.local.plan import Plan, Replica
+
+# `typing` costs milliseconds at start-up; the names are for the type checker only.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 NAMES = {"chief": "master", "worker": "worker", "ps": "ps", "evaluator": "evaluator"}
 

@@ -11,9 +11,13 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
 
 from vtrain.local.plan import Plan, Replica
+
+# `typing` costs milliseconds at start-up; the names are for the type checker only.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 # Everything a platform or launcher sets on a replica. A parent shell that ran inside a
 # job (or a test that exported TF_CONFIG) must not leak its own values into the replicas.
@@ -74,7 +78,7 @@ def replica_env(
     env["VTRAIN_OUTPUT_DIR"] = plan.output_dir
     # Each VM has its own /tmp/hypertune; here replicas share a disk, and concurrent runs too.
     env["CLOUD_ML_HP_METRIC_FILE"] = metric_file(plan, me)
-    env.update(_writers()[plan.platform](plan, replicas, me, restarts))
+    env.update(_writer(plan.platform)(plan, replicas, me, restarts))
     return env
 
 
@@ -131,13 +135,10 @@ def trainer_variables(replicas: Sequence[Replica], me: Replica) -> dict[str, str
     }
 
 
-def _writers() -> dict[str, Writer]:
-    # Imported here: each writer module imports this one for the shared helpers.
-    from vtrain.local import aiplatform, kubeflow, torchrun, vertex
+def _writer(platform: str) -> Writer:
+    # Imported here, and only the one asked for: each writer module imports this one for
+    # the shared helpers, and a job runs on one platform.
+    import importlib
 
-    return {
-        "vertex": vertex.variables,
-        "aiplatform": aiplatform.variables,
-        "kubeflow": kubeflow.variables,
-        "torchrun": torchrun.variables,
-    }
+    writer: Writer = importlib.import_module(f"vtrain.local.{platform}").variables
+    return writer

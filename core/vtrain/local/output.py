@@ -10,7 +10,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import BinaryIO, TextIO
+
+# `typing` costs milliseconds at start-up; the names are for the type checker only.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import BinaryIO, TextIO
 
 # Cyan, yellow, magenta, green, blue, then the bright ones; red is kept for vtrain's own notes.
 _COLOURS = ("36", "33", "35", "32", "34", "96", "93", "95", "92", "94")

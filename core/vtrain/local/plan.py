@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import os
 import re
-import signal
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from signal import SIGKILL, Signals  # by name: Kill's field `signal` hides the module
 
 from vtrain.cluster.roles import CHIEF, EVALUATOR, PS, WORKER
 from vtrain.context import check_folder_name, check_trial_id
 from vtrain.errors import UsageError, VtrainError, raise_all
+from vtrain.local.value import Value
 
 PLATFORMS = ("vertex", "aiplatform", "kubeflow", "torchrun")
 # Vertex and AI Platform restart a failing replica up to five times before the job fails.
@@ -34,13 +34,16 @@ def _executable(name: str) -> bool:
     return any(os.access(p, os.X_OK) and not os.path.isdir(p) for p in paths)
 
 
-@dataclass(frozen=True)
-class Replica:
+class Replica(Value):
     """One replica of the job: its normalized role, its index in that role, its loopback port."""
 
+    __slots__ = ("role", "index", "port")
     role: str
     index: int
-    port: int = 0
+    port: int
+
+    def __init__(self, role: str, index: int, port: int = 0) -> None:
+        self._set(role=role, index=index, port=port)
 
     @property
     def name(self) -> str:
@@ -53,14 +56,17 @@ class Replica:
         return f"{LOOPBACK}:{self.port}"
 
 
-@dataclass(frozen=True)
-class Kill:
+class Kill(Value):
     """A fault to inject: send `signal` to replica `role`-`index` `seconds` after the job starts."""
 
+    __slots__ = ("role", "index", "seconds", "signal")
     role: str
     index: int
     seconds: float
-    signal: signal.Signals = signal.SIGKILL
+    signal: Signals
+
+    def __init__(self, role: str, index: int, seconds: float, signal: Signals = SIGKILL) -> None:
+        self._set(role=role, index=index, seconds=seconds, signal=signal)
 
     @classmethod
     def parse(cls, text: str) -> Kill:
@@ -83,7 +89,7 @@ class Kill:
         name = (match["signal"] or "KILL").upper()
         name = name if name.startswith("SIG") else "SIG" + name
         try:
-            sig = signal.Signals[name]
+            sig = Signals[name]
         except KeyError:
             raise UsageError(
                 "unknown signal", source="--kill", value=text, expected="KILL, TERM, INT or HUP"
@@ -99,25 +105,74 @@ class Kill:
         return f"{self.role}:{self.index}@{self.seconds:g}:{self.signal.name[3:]}"
 
 
-@dataclass(frozen=True)
-class Plan:
+class Plan(Value):
     """A checked local job. Build one with `from_options`."""
 
+    __slots__ = (
+        "command",
+        "output_dir",
+        "job_id",
+        "platform",
+        "workers",
+        "ps",
+        "evaluators",
+        "use_chief",
+        "trial_id",
+        "max_restarts",
+        "restart_job",
+        "kills",
+        "timeout",
+        "grace",
+    )
     command: tuple[str, ...]
     output_dir: str
     """Absolute; plays the job's `baseOutputDirectory`."""
     job_id: str
-    platform: str = "vertex"
-    workers: int = 0
-    ps: int = 0
-    evaluators: int = 0
-    use_chief: bool = False
-    trial_id: str | None = None
-    max_restarts: int = DEFAULT_MAX_RESTARTS
-    restart_job: bool = False
-    kills: tuple[Kill, ...] = ()
-    timeout: float | None = None
-    grace: float = DEFAULT_GRACE_SECONDS
+    platform: str
+    workers: int
+    ps: int
+    evaluators: int
+    use_chief: bool
+    trial_id: str | None
+    max_restarts: int
+    restart_job: bool
+    kills: tuple[Kill, ...]
+    timeout: float | None
+    grace: float
+
+    def __init__(
+        self,
+        command: tuple[str, ...],
+        output_dir: str,
+        job_id: str,
+        platform: str = "vertex",
+        workers: int = 0,
+        ps: int = 0,
+        evaluators: int = 0,
+        use_chief: bool = False,
+        trial_id: str | None = None,
+        max_restarts: int = DEFAULT_MAX_RESTARTS,
+        restart_job: bool = False,
+        kills: tuple[Kill, ...] = (),
+        timeout: float | None = None,
+        grace: float = DEFAULT_GRACE_SECONDS,
+    ) -> None:
+        self._set(
+            command=command,
+            output_dir=output_dir,
+            job_id=job_id,
+            platform=platform,
+            workers=workers,
+            ps=ps,
+            evaluators=evaluators,
+            use_chief=use_chief,
+            trial_id=trial_id,
+            max_restarts=max_restarts,
+            restart_job=restart_job,
+            kills=kills,
+            timeout=timeout,
+            grace=grace,
+        )
 
     @classmethod
     def from_options(

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import signal
-from dataclasses import dataclass
+
+from vtrain.local.value import Value
 
 SUCCEEDED = "succeeded"
 FAILED = "failed"
@@ -29,10 +30,10 @@ def shell_status(code: int) -> int:
     return 128 - code if code < 0 else code
 
 
-@dataclass(frozen=True)
-class ReplicaResult:
+class ReplicaResult(Value):
     """One replica at the end of the job."""
 
+    __slots__ = ("name", "restarts", "exit_code", "stopped", "wall_seconds")
     name: str
     restarts: int
     exit_code: int | None
@@ -41,6 +42,17 @@ class ReplicaResult:
     """True when vtrain stopped it at the end of the job (it did not exit on its own)."""
     wall_seconds: float
 
+    def __init__(
+        self, name: str, restarts: int, exit_code: int | None, stopped: bool, wall_seconds: float
+    ) -> None:
+        self._set(
+            name=name,
+            restarts=restarts,
+            exit_code=exit_code,
+            stopped=stopped,
+            wall_seconds=wall_seconds,
+        )
+
     @property
     def status(self) -> str:
         """The exit status column: ``0``, ``1``, ``SIGTERM (stopped)``..."""
@@ -48,14 +60,19 @@ class ReplicaResult:
         return f"{text} (stopped)" if self.stopped else text
 
 
-@dataclass(frozen=True)
-class JobResult:
+class JobResult(Value):
     """The job's outcome, its exit status and each replica's."""
 
+    __slots__ = ("outcome", "status", "replicas", "reason")
     outcome: str
     status: int
     replicas: tuple[ReplicaResult, ...]
-    reason: str = ""
+    reason: str
+
+    def __init__(
+        self, outcome: str, status: int, replicas: tuple[ReplicaResult, ...], reason: str = ""
+    ) -> None:
+        self._set(outcome=outcome, status=status, replicas=replicas, reason=reason)
 
     def table(self) -> str:
         """The summary table: replica, restarts, exit status, wall time."""

@@ -18,7 +18,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import TextIO
 
 from vtrain.cluster.roles import CHIEF
 from vtrain.errors import LaunchError
@@ -38,6 +37,11 @@ from vtrain.local.result import (
     describe_exit,
     shell_status,
 )
+
+# `typing` costs milliseconds at start-up; the names are for the type checker only.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import TextIO
 
 # Without pidfds (not Linux) exits are found by polling this often.
 _POLL_SECONDS = 0.05

@@ -9,7 +9,6 @@ its cluster; MASTER_ADDR, MASTER_PORT, WORLD_SIZE and RANK count machines.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from vtrain.cluster.roles import VERTEX_POOLS
 from vtrain.local.environment import (
@@ -20,6 +19,11 @@ from vtrain.local.environment import (
     trainer_variables,
 )
 from vtrain.local.plan import Plan, Replica
+
+# `typing` costs milliseconds at start-up; the names are for the type checker only.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 POOLS = {role: pool for pool, role in VERTEX_POOLS.items()}
 TF_ROLES = {"chief": "chief", "worker": "worker", "ps": "ps"}
