@@ -122,4 +122,3 @@ class TensorFlowHandle:
             max_evaluations=max_evaluations,
             callbacks=callbacks,
         ).start()
-
