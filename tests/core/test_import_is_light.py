@@ -36,3 +36,17 @@ def test_nothing_is_read_at_import_time() -> None:
         check=True,
     )
     assert done.stdout.strip() == "late"
+
+
+def test_reading_the_cluster_stays_off_the_slow_stdlib_imports() -> None:
+    # `dataclasses` (through `inspect`) and `typing` cost more than the rest of
+    # ClusterInfo.from_env() together; every replica pays start-up (bench/cluster_info.py).
+    code = (
+        "import sys, vtrain\n"
+        "vtrain.ClusterInfo.from_env(); vtrain.RunContext.from_env()\n"
+        "print(' '.join(m for m in ('dataclasses', 'inspect', 'typing') if m in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", code], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip() == ""

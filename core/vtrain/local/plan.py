@@ -15,7 +15,7 @@ from signal import SIGKILL, Signals  # by name: Kill's field `signal` hides the 
 from vtrain.cluster.roles import CHIEF, EVALUATOR, PS, WORKER
 from vtrain.context import check_folder_name, check_trial_id
 from vtrain.errors import UsageError, VtrainError, raise_all
-from vtrain.local.value import Value
+from vtrain.frozen import Frozen
 
 PLATFORMS = ("vertex", "aiplatform", "kubeflow", "torchrun")
 # Vertex and AI Platform restart a failing replica up to five times before the job fails.
@@ -34,7 +34,7 @@ def _executable(name: str) -> bool:
     return any(os.access(p, os.X_OK) and not os.path.isdir(p) for p in paths)
 
 
-class Replica(Value):
+class Replica(Frozen):
     """One replica of the job: its normalized role, its index in that role, its loopback port."""
 
     __slots__ = ("role", "index", "port")
@@ -56,7 +56,7 @@ class Replica(Value):
         return f"{LOOPBACK}:{self.port}"
 
 
-class Kill(Value):
+class Kill(Frozen):
     """A fault to inject: send `signal` to replica `role`-`index` `seconds` after the job starts."""
 
     __slots__ = ("role", "index", "seconds", "signal")
@@ -105,7 +105,7 @@ class Kill(Value):
         return f"{self.role}:{self.index}@{self.seconds:g}:{self.signal.name[3:]}"
 
 
-class Plan(Value):
+class Plan(Frozen):
     """A checked local job. Build one with `from_options`."""
 
     __slots__ = (

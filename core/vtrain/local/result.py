@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import signal
 
-from vtrain.local.value import Value
+from vtrain.frozen import Frozen
 
 SUCCEEDED = "succeeded"
 FAILED = "failed"
@@ -30,7 +30,7 @@ def shell_status(code: int) -> int:
     return 128 - code if code < 0 else code
 
 
-class ReplicaResult(Value):
+class ReplicaResult(Frozen):
     """One replica at the end of the job."""
 
     __slots__ = ("name", "restarts", "exit_code", "stopped", "wall_seconds")
@@ -60,7 +60,7 @@ class ReplicaResult(Value):
         return f"{text} (stopped)" if self.stopped else text
 
 
-class JobResult(Value):
+class JobResult(Frozen):
     """The job's outcome, its exit status and each replica's."""
 
     __slots__ = ("outcome", "status", "replicas", "reason")
