@@ -96,22 +96,7 @@ class RunContext(Frozen):
         metric_file: str = DEFAULT_METRIC_FILE,
         metric_tag: str = DEFAULT_METRIC_TAG,
     ) -> None:
-        self._set(
-            model_dir=model_dir,
-            checkpoint_dir=checkpoint_dir,
-            tensorboard_dir=tensorboard_dir,
-            base_output_dir=base_output_dir,
-            trial_id=trial_id,
-            training_data_uri=training_data_uri,
-            validation_data_uri=validation_data_uri,
-            test_data_uri=test_data_uri,
-            data_format=data_format,
-            project_number=project_number,
-            job_id=job_id,
-            region=region,
-            metric_file=metric_file,
-            metric_tag=metric_tag,
-        )
+        self._init_from(locals())
 
     @classmethod
     def from_env(

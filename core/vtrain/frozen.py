@@ -10,6 +10,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any, NoReturn, TypeVar
 
     Self = TypeVar("Self", bound="Frozen")
@@ -20,13 +21,15 @@ class FrozenError(AttributeError):
 
 
 class Frozen:
-    """Fields are the subclass's `__slots__`, set once in `__init__` with `_set`."""
+    """Fields are the subclass's `__slots__`, set once in `__init__` with `_init_from`."""
 
     __slots__ = ()
 
-    def _set(self, **values: Any) -> None:
-        for name, value in values.items():
-            object.__setattr__(self, name, value)
+    def _init_from(self, values: Mapping[str, Any]) -> None:
+        """Set every field from `values` by name: `self._init_from(locals())` in `__init__`."""
+        names: tuple[str, ...] = type(self).__slots__
+        for name in names:
+            object.__setattr__(self, name, values[name])
 
     def __setattr__(self, name: str, value: Any) -> NoReturn:
         raise FrozenError(f"cannot assign to {name!r}: a {type(self).__name__} is frozen")

@@ -70,18 +70,10 @@ class ClusterInfo(Frozen):
         node_rank: int | None = None,
     ) -> None:
         # The containers are frozen too: a frozen value holding a mutable dict is not frozen.
-        self._set(
-            cluster=MappingProxyType({r: tuple(cluster[r]) for r in ROLES if r in cluster}),
-            role=role,
-            index=index,
-            source=source,
-            role_names=MappingProxyType(dict(role_names or {})),
-            trial_id=trial_id,
-            job=None if job is None else MappingProxyType(dict(job)),
-            local_rank=local_rank,
-            local_world_size=local_world_size,
-            node_rank=node_rank,
-        )
+        cluster = MappingProxyType({r: tuple(cluster[r]) for r in ROLES if r in cluster})
+        role_names = MappingProxyType(dict(role_names or {}))
+        job = None if job is None else MappingProxyType(dict(job))
+        self._init_from(locals())
 
     # -- constructors ------------------------------------------------------------------
 

@@ -43,7 +43,7 @@ class Replica(Frozen):
     port: int
 
     def __init__(self, role: str, index: int, port: int = 0) -> None:
-        self._set(role=role, index=index, port=port)
+        self._init_from(locals())
 
     @property
     def name(self) -> str:
@@ -66,7 +66,7 @@ class Kill(Frozen):
     signal: Signals
 
     def __init__(self, role: str, index: int, seconds: float, signal: Signals = SIGKILL) -> None:
-        self._set(role=role, index=index, seconds=seconds, signal=signal)
+        self._init_from(locals())
 
     @classmethod
     def parse(cls, text: str) -> Kill:
@@ -157,22 +157,7 @@ class Plan(Frozen):
         timeout: float | None = None,
         grace: float = DEFAULT_GRACE_SECONDS,
     ) -> None:
-        self._set(
-            command=command,
-            output_dir=output_dir,
-            job_id=job_id,
-            platform=platform,
-            workers=workers,
-            ps=ps,
-            evaluators=evaluators,
-            use_chief=use_chief,
-            trial_id=trial_id,
-            max_restarts=max_restarts,
-            restart_job=restart_job,
-            kills=kills,
-            timeout=timeout,
-            grace=grace,
-        )
+        self._init_from(locals())
 
     @classmethod
     def from_options(

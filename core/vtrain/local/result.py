@@ -45,13 +45,7 @@ class ReplicaResult(Frozen):
     def __init__(
         self, name: str, restarts: int, exit_code: int | None, stopped: bool, wall_seconds: float
     ) -> None:
-        self._set(
-            name=name,
-            restarts=restarts,
-            exit_code=exit_code,
-            stopped=stopped,
-            wall_seconds=wall_seconds,
-        )
+        self._init_from(locals())
 
     @property
     def status(self) -> str:
@@ -72,7 +66,7 @@ class JobResult(Frozen):
     def __init__(
         self, outcome: str, status: int, replicas: tuple[ReplicaResult, ...], reason: str = ""
     ) -> None:
-        self._set(outcome=outcome, status=status, replicas=replicas, reason=reason)
+        self._init_from(locals())
 
     def table(self) -> str:
         """The summary table: replica, restarts, exit status, wall time."""
