@@ -46,25 +46,36 @@ def hand_set_job(nproc: int, *args: str) -> tuple[float, str]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    start = time.perf_counter()
-    procs = [
-        subprocess.Popen(
-            [sys.executable, JOB, *args],
-            env={
-                **os.environ,
-                "MASTER_ADDR": "127.0.0.1",
-                "MASTER_PORT": str(port),
-                "RANK": str(r),
-                "WORLD_SIZE": str(nproc),
-            },
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )  # fmt: skip
-        for r in range(nproc)
-    ]
-    output = "".join(p.communicate()[0] for p in procs)
-    return time.perf_counter() - start, output
+    # As `vtrain local run` does: a session per process, output to files (no pipe to drain),
+    # so that only the setup differs between the two.
+    with tempfile.TemporaryDirectory() as out:
+        logs = [open(os.path.join(out, f"{r}.log"), "w+") for r in range(nproc)]  # noqa: SIM115
+        start = time.perf_counter()
+        procs = [
+            subprocess.Popen(
+                [sys.executable, JOB, *args],
+                env={
+                    **os.environ,
+                    "MASTER_ADDR": "127.0.0.1",
+                    "MASTER_PORT": str(port),
+                    "RANK": str(r),
+                    "WORLD_SIZE": str(nproc),
+                },
+                stdout=logs[r],
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+            for r in range(nproc)
+        ]
+        for p in procs:
+            p.wait()
+        elapsed = time.perf_counter() - start
+        output = ""
+        for log in logs:
+            log.seek(0)
+            output += log.read()
+            log.close()
+    return elapsed, output
 
 
 def steps_per_second(output: str) -> float:
