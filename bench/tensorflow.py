@@ -25,7 +25,7 @@ from pathlib import Path
 from compare import report
 
 JOB = str(Path(__file__).resolve().parent / "scripts" / "keras_job.py")
-ROUNDS = 5
+ROUNDS = 9
 QUIET = {"TF_CPP_MIN_LOG_LEVEL": "2"}
 
 
@@ -65,24 +65,35 @@ def first_step_by_hand() -> float:
             s.bind(("127.0.0.1", 0))
             ports.append(s.getsockname()[1])
     cluster = {"chief": [f"127.0.0.1:{ports[0]}"], "worker": [f"127.0.0.1:{ports[1]}"]}
-    start = time.time()
-    procs = [
-        subprocess.Popen(
-            [sys.executable, JOB, "plain", "first-step"],
-            env={
-                **os.environ,
-                **QUIET,
-                "START": repr(start),
-                "TF_USE_LEGACY_KERAS": "1",
-                "TF_CONFIG": json.dumps({"cluster": cluster, "task": {"type": role, "index": 0}}),
-            },
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )  # fmt: skip
-        for role in ("chief", "worker")
-    ]
-    outputs = [p.communicate()[0] for p in procs]
+    # As `vtrain local run` does: a session per process, output to files (no pipe to drain).
+    with tempfile.TemporaryDirectory() as out:
+        logs = [open(os.path.join(out, f"{role}.log"), "w+") for role in ("chief", "worker")]  # noqa: SIM115
+        start = time.time()
+        procs = [
+            subprocess.Popen(
+                [sys.executable, JOB, "plain", "first-step"],
+                env={
+                    **os.environ,
+                    **QUIET,
+                    "START": repr(start),
+                    "TF_USE_LEGACY_KERAS": "1",
+                    "TF_CONFIG": json.dumps(
+                        {"cluster": cluster, "task": {"type": role, "index": 0}}
+                    ),
+                },
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+            for role, log in zip(("chief", "worker"), logs, strict=True)
+        ]
+        for p in procs:
+            p.wait()
+        outputs = []
+        for log in logs:
+            log.seek(0)
+            outputs.append(log.read())
+            log.close()
     return max(value("FIRST_STEP", o) for o in outputs)
 
 
