@@ -23,3 +23,44 @@ def report(
     ratio = statistics.median(results[ours]) / statistics.median(results[theirs])
     print(f"  {ours} / {theirs}: {ratio:.3f}x (target {target})")
     return ratio
+
+
+def free_port() -> int:
+    """A loopback port nobody listens on right now."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def launch_by_hand(command: list[str], envs: list[dict[str, str]]) -> tuple[float, list[str]]:
+    """Run `command` once per environment, the minimal hand-written way; wait for all.
+
+    Each process gets a session and a log file, as `vtrain local run`'s replicas do,
+    so that only the setup differs between the two sides (on 2 cores a shared session
+    and undrained pipes change the timings by more than vtrain does). Returns the wall
+    seconds and each process's output.
+    """
+    import subprocess
+    import tempfile
+    import time
+
+    with tempfile.TemporaryDirectory() as out:
+        logs = [open(f"{out}/{i}.log", "w+") for i in range(len(envs))]  # noqa: SIM115
+        start = time.perf_counter()
+        procs = [
+            subprocess.Popen(
+                command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
+            for env, log in zip(envs, logs, strict=True)
+        ]
+        for p in procs:
+            p.wait()
+        elapsed = time.perf_counter() - start
+        outputs = []
+        for log in logs:
+            log.seek(0)
+            outputs.append(log.read())
+            log.close()
+    return elapsed, outputs

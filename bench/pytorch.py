@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import os
 import re
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from compare import report
+from compare import free_port, launch_by_hand, report
 
 JOB = str(Path(__file__).resolve().parent / "scripts" / "torch_job.py")
 ROUNDS = 5
@@ -43,39 +42,14 @@ def vtrain_job(workers: int, *args: str) -> tuple[float, str]:
 
 def hand_set_job(nproc: int, *args: str) -> tuple[float, str]:
     """A minimal launcher: subprocess + environment, the way one writes it by hand."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    # As `vtrain local run` does: a session per process, output to files (no pipe to drain),
-    # so that only the setup differs between the two.
-    with tempfile.TemporaryDirectory() as out:
-        logs = [open(os.path.join(out, f"{r}.log"), "w+") for r in range(nproc)]  # noqa: SIM115
-        start = time.perf_counter()
-        procs = [
-            subprocess.Popen(
-                [sys.executable, JOB, *args],
-                env={
-                    **os.environ,
-                    "MASTER_ADDR": "127.0.0.1",
-                    "MASTER_PORT": str(port),
-                    "RANK": str(r),
-                    "WORLD_SIZE": str(nproc),
-                },
-                stdout=logs[r],
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-            for r in range(nproc)
-        ]
-        for p in procs:
-            p.wait()
-        elapsed = time.perf_counter() - start
-        output = ""
-        for log in logs:
-            log.seek(0)
-            output += log.read()
-            log.close()
-    return elapsed, output
+    port = str(free_port())
+    envs = [
+        {**os.environ, "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": port, "RANK": str(r),
+         "WORLD_SIZE": str(nproc)}
+        for r in range(nproc)
+    ]  # fmt: skip
+    elapsed, outputs = launch_by_hand([sys.executable, JOB, *args], envs)
+    return elapsed, "".join(outputs)
 
 
 def steps_per_second(output: str) -> float:

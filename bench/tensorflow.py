@@ -15,14 +15,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from compare import report
+from compare import free_port, launch_by_hand, report
 
 JOB = str(Path(__file__).resolve().parent / "scripts" / "keras_job.py")
 ROUNDS = 9
@@ -59,41 +58,15 @@ def first_step_vtrain() -> float:
 
 
 def first_step_by_hand() -> float:
-    ports = []
-    for _ in range(2):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            ports.append(s.getsockname()[1])
-    cluster = {"chief": [f"127.0.0.1:{ports[0]}"], "worker": [f"127.0.0.1:{ports[1]}"]}
-    # As `vtrain local run` does: a session per process, output to files (no pipe to drain).
-    with tempfile.TemporaryDirectory() as out:
-        logs = [open(os.path.join(out, f"{role}.log"), "w+") for role in ("chief", "worker")]  # noqa: SIM115
-        start = time.time()
-        procs = [
-            subprocess.Popen(
-                [sys.executable, JOB, "plain", "first-step"],
-                env={
-                    **os.environ,
-                    **QUIET,
-                    "START": repr(start),
-                    "TF_USE_LEGACY_KERAS": "1",
-                    "TF_CONFIG": json.dumps(
-                        {"cluster": cluster, "task": {"type": role, "index": 0}}
-                    ),
-                },
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-            for role, log in zip(("chief", "worker"), logs, strict=True)
-        ]
-        for p in procs:
-            p.wait()
-        outputs = []
-        for log in logs:
-            log.seek(0)
-            outputs.append(log.read())
-            log.close()
+    chief, worker = f"127.0.0.1:{free_port()}", f"127.0.0.1:{free_port()}"
+    cluster = {"chief": [chief], "worker": [worker]}
+    start = repr(time.time())
+    envs = [
+        {**os.environ, **QUIET, "START": start, "TF_USE_LEGACY_KERAS": "1",
+         "TF_CONFIG": json.dumps({"cluster": cluster, "task": {"type": role, "index": 0}})}
+        for role in ("chief", "worker")
+    ]  # fmt: skip
+    _, outputs = launch_by_hand([sys.executable, JOB, "plain", "first-step"], envs)
     return max(value("FIRST_STEP", o) for o in outputs)
 
 
