@@ -95,7 +95,7 @@ def bench_local(size_mib: int, runs: int, root: str) -> None:
     size = size_mib * MIB
     data = os.urandom(size)  # random.randbytes overflows at 1 GiB
     raw_path = os.path.join(root, "raw.bin")
-    m = CheckpointManager(os.path.join(root, "ckpt"), is_chief=True, environ={})
+    m = CheckpointManager(os.path.join(root, "ckpt"), is_leader=True, environ={})
     writes, reads, saves, restores = [], [], [], []
     for run in range(runs):  # interleaved, so a noisy neighbour hurts both columns alike
         start = time.perf_counter()
@@ -163,7 +163,7 @@ def bench_gcs_size(client: Any, env: dict[str, str], size_mib: int, runs: int) -
     blob = client.bucket("vtrain-bench").blob(f"plain-{size_mib}")
     m = CheckpointManager(
         f"gs://vtrain-bench/ckpt-{size_mib}",
-        is_chief=True,
+        is_leader=True,
         environ=env,
         gcs_mount="/nonexistent",
         client=client,

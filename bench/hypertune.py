@@ -112,10 +112,10 @@ def by_hand(trials: int, parallel: int, root: str) -> float:
 
 
 def by_runner(trials: int, parallel: int, root: str) -> float:
-    from vtrain.hypertune.runner import StudyRunner
-    from vtrain.hypertune.study import Study
+    from vtrain.tune.runner import StudyRunner
+    from vtrain.tune.study_file import study_from_document
 
-    study = Study.from_mapping(
+    study = study_from_document(
         {
             "metrics": [{"metric_id": "training/hptuning/metric", "goal": "MAXIMIZE"}],
             "parameters": [

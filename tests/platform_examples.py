@@ -9,8 +9,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+VERTEX_CHIEF = "cmle-training-workerpool0-ab-0:2222"
 VERTEX_CLUSTER = {
-    "workerpool0": ["cmle-training-workerpool0-ab-0:2222"],
+    "workerpool0": [VERTEX_CHIEF],
     "workerpool1": ["cmle-training-workerpool1-ab-0:2222", "cmle-training-workerpool1-ab-1:2222"],
     "workerpool2": ["cmle-training-workerpool2-ab-0:2222", "cmle-training-workerpool2-ab-1:2222"],
     "workerpool3": [
@@ -74,36 +75,37 @@ class Example:
     name: str
     env: dict[str, str]
     source: str
+    platform: str | None
     role: str
     index: int
     rank: int | None
-    world_size: int
+    num_trainers: int
     is_chief: bool
     chief_address: str | None
     trial_id: str | None = None
 
 
 EXAMPLES = [
-    Example("nothing set", {}, "single", "chief", 0, 0, 1, True, None),
+    Example("nothing set", {}, "single", None, "chief", 0, 0, 1, True, None),
     Example(
         "vertex chief",
         {"CLUSTER_SPEC": cluster_spec(VERTEX_CLUSTER, "workerpool0", 0, trial="", job={})},
-        "vertex", "chief", 0, 0, 3, True, "cmle-training-workerpool0-ab-0:2222",
+        "cluster_spec", "vertex", "chief", 0, 0, 3, True, VERTEX_CHIEF,
     ),
     Example(
         "vertex worker 1, tuning trial",
         {"CLUSTER_SPEC": cluster_spec(VERTEX_CLUSTER, "workerpool1", 1, trial="7")},
-        "vertex", "worker", 1, 2, 3, False, "cmle-training-workerpool0-ab-0:2222", "7",
+        "cluster_spec", "vertex", "worker", 1, 2, 3, False, VERTEX_CHIEF, "7",
     ),
     Example(
         "vertex parameter server",
         {"CLUSTER_SPEC": cluster_spec(VERTEX_CLUSTER, "workerpool2", 1)},
-        "vertex", "ps", 1, None, 3, False, "cmle-training-workerpool0-ab-0:2222",
+        "cluster_spec", "vertex", "ps", 1, None, 3, False, VERTEX_CHIEF,
     ),
     Example(
         "vertex evaluator",
         {"CLUSTER_SPEC": cluster_spec(VERTEX_CLUSTER, "workerpool3", 2)},
-        "vertex", "evaluator", 2, None, 3, False, "cmle-training-workerpool0-ab-0:2222",
+        "cluster_spec", "vertex", "evaluator", 2, None, 3, False, VERTEX_CHIEF,
     ),
     Example(
         "vertex reduction server (job as a JSON string)",
@@ -113,7 +115,7 @@ EXAMPLES = [
                 "workerpool2", 0, job=json.dumps(REDUCTION_JOB),
             )
         },
-        "vertex", "reduction_server", 0, None, 3, False, "cmle-training-workerpool0-ab-0:2222",
+        "cluster_spec", "vertex", "reduction_server", 0, None, 3, False, VERTEX_CHIEF,
     ),
     Example(
         "vertex single replica, chief variant, open_ports",
@@ -123,7 +125,7 @@ EXAMPLES = [
                 open_ports=[2222], job={"workerPoolSpecs": [{"replicaCount": "1"}]},
             )
         },
-        "vertex", "chief", 0, 0, 1, True, "cmle-training-workerpool0-ab-0:2222",
+        "cluster_spec", "vertex", "chief", 0, 0, 1, True, VERTEX_CHIEF,
     ),
     Example(
         "vertex distributed: CLUSTER_SPEC with the matching TF_CONFIG and PyTorch variables",
@@ -136,32 +138,32 @@ EXAMPLES = [
             "RANK": "1",
             "CLOUD_ML_TRIAL_ID": "1",
         },
-        "vertex", "worker", 0, 1, 3, False, "cmle-training-workerpool0-ab-0:2222", "1",
+        "cluster_spec", "vertex", "worker", 0, 1, 3, False, VERTEX_CHIEF, "1",
     ),
     Example(
         "ai platform master",
         {"CLUSTER_SPEC": cluster_spec(AIP_CLUSTER, "master", 0, trial="3", job="{}")},
-        "aiplatform", "chief", 0, 0, 3, True, "master-0:2222", "3",
+        "cluster_spec", "aiplatform", "chief", 0, 0, 3, True, "master-0:2222", "3",
     ),
     Example(
         "ai platform worker 1",
         {"CLUSTER_SPEC": cluster_spec(AIP_CLUSTER, "worker", 1)},
-        "aiplatform", "worker", 1, 2, 3, False, "master-0:2222",
+        "cluster_spec", "aiplatform", "worker", 1, 2, 3, False, "master-0:2222",
     ),
     Example(
         "TF_CONFIG alone, Vertex worker 0 (evaluator outside the cluster)",
         {"TF_CONFIG": tf_config(VERTEX_TF_CLUSTER, "worker", 0, trial="1", cloud="Y")},
-        "tf_config", "worker", 0, 1, 3, False, "training-workerpool0-X-0:2222", "1",
+        "tf_config", None, "worker", 0, 1, 3, False, "training-workerpool0-X-0:2222", "1",
     ),
     Example(
         "TF_CONFIG evaluator outside the cluster",
         {"TF_CONFIG": tf_config(VERTEX_TF_CLUSTER, "evaluator", 0)},
-        "tf_config", "evaluator", 0, None, 3, False, "training-workerpool0-X-0:2222",
+        "tf_config", None, "evaluator", 0, None, 3, False, "training-workerpool0-X-0:2222",
     ),
     Example(
         "TF_CONFIG master (AI Platform default)",
         {"TF_CONFIG": tf_config({"master": ["m:2222"], "worker": ["w:2222"]}, "master", 0)},
-        "tf_config", "chief", 0, 0, 2, True, "m:2222",
+        "tf_config", None, "chief", 0, 0, 2, True, "m:2222",
     ),
     Example(
         "Kubeflow TFJob: evaluator inside, sparse workers",
@@ -172,18 +174,18 @@ EXAMPLES = [
                 "worker", 3,
             )
         },
-        "tf_config", "worker", 3, 4, 5, False, "c:2222",
+        "tf_config", None, "worker", 3, 4, 5, False, "c:2222",
     ),
     Example(
         "TF_CONFIG workers only: worker 0 leads",
         {"TF_CONFIG": tf_config({"worker": ["localhost:27182", "localhost:27183"]}, "worker", 0)},
-        "tf_config", "worker", 0, 0, 2, True, "localhost:27182",
+        "tf_config", None, "worker", 0, 0, 2, True, "localhost:27182",
     ),
     Example(
         "gcloud local train: TF_CONFIG on localhost",
         {"TF_CONFIG": tf_config({"master": ["localhost:27182"], "ps": ["localhost:27183"],
                                  "worker": ["localhost:27184"]}, "ps", 0)},
-        "tf_config", "ps", 0, None, 2, False, "localhost:27182",
+        "tf_config", None, "ps", 0, None, 2, False, "localhost:27182",
     ),
     Example(
         "torchrun process 5 of 8 on node 1",
@@ -192,7 +194,7 @@ EXAMPLES = [
             "RANK": "5", "LOCAL_RANK": "1", "WORLD_SIZE": "8", "LOCAL_WORLD_SIZE": "4",
             "GROUP_RANK": "1", "MASTER_ADDR": "node0", "MASTER_PORT": "29500",
         },
-        "torchrun", "worker", 4, 5, 8, False, "node0:29500",
+        "torchrun", None, "worker", 4, 5, 8, False, "node0:29500",
     ),
     Example(
         "Kubeflow PyTorchJob, 2 pods x 8 processes: WORLD_SIZE counts processes",
@@ -200,7 +202,7 @@ EXAMPLES = [
             "MASTER_ADDR": "job-master-0", "MASTER_PORT": "23456", "WORLD_SIZE": "16",
             "RANK": "1", "PET_NPROC_PER_NODE": "8", "PET_NNODES": "2",
         },
-        "kubeflow", "worker", 0, 1, 2, False, "job-master-0:23456",
+        "torch_env", "kubeflow", "worker", 0, 1, 2, False, "job-master-0:23456",
     ),
     Example(
         "Kubeflow XGBoostJob worker 1",
@@ -208,16 +210,16 @@ EXAMPLES = [
             "MASTER_ADDR": "xgb-master-0", "MASTER_PORT": "9999", "WORLD_SIZE": "3", "RANK": "2",
             "WORKER_ADDRS": "xgb-worker-0,xgb-worker-1", "WORKER_PORT": "9999",
         },
-        "kubeflow", "worker", 1, 2, 3, False, "xgb-master-0:9999",
+        "torch_env", "kubeflow", "worker", 1, 2, 3, False, "xgb-master-0:9999",
     ),
     Example(
         "Kubernetes variables alone are not Kubeflow",
         {"KUBERNETES_SERVICE_HOST": "10.0.0.1", "KUBERNETES_SERVICE_PORT": "443"},
-        "single", "chief", 0, 0, 1, True, None,
+        "single", None, "chief", 0, 0, 1, True, None,
     ),
     Example(
         "TF_CONFIG that says nothing",
         {"TF_CONFIG": "{}"},
-        "single", "chief", 0, 0, 1, True, None,
+        "single", None, "chief", 0, 0, 1, True, None,
     ),
 ]  # fmt: skip

@@ -19,6 +19,21 @@ DEFAULT_METRIC_FILE = "/tmp/hypertune/output.metrics"
 DEFAULT_METRIC_TAG = "training/hptuning/metric"
 DEFAULT_OUTPUT_DIR = "vtrain-output"
 DATA_FORMATS = ("jsonl", "csv", "bigquery")
+# The folders Vertex makes under a job's baseOutputDirectory, and the variables naming them.
+OUTPUT_FOLDERS = {
+    "AIP_MODEL_DIR": "model",
+    "AIP_CHECKPOINT_DIR": "checkpoints",
+    "AIP_TENSORBOARD_LOG_DIR": "logs",
+}
+
+# Variables vtrain itself writes into a process to say where it sits in a job. A process
+# started from one (a shell inside a job, a replica that starts a job of its own) must not
+# inherit them: `vtrain local run` strips them all from what its replicas inherit.
+LEADER = "VTRAIN_LEADER"
+"""The replica that writes shared artifacts, ``role:index``; the framework plugins export it."""
+LOCAL_LAUNCH = "VTRAIN_LOCAL_LAUNCH"
+"""Set by vtrain's per-GPU launcher on each process it starts; read like torchrun's marker."""
+PLACEMENT_VARIABLES = frozenset({LEADER, LOCAL_LAUNCH})
 
 # Trial and job ids become folder names; anything that could climb out of the base is refused.
 _FOLDER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
@@ -41,6 +56,17 @@ def check_folder_name(value: str, variable: str, what: str, example: str) -> str
 def check_trial_id(value: str, variable: str) -> str | None:
     """A trial id that is safe as one path component, or None when it is empty."""
     return check_folder_name(value, variable, "trial id", "Vertex uses 1, 2, 3 …")
+
+
+def trial_folder(base: str, trial_id: str | None) -> str:
+    """Everything one trial writes: ``<base>/<trial>`` under tuning, else `base` itself."""
+    return os.path.join(base, trial_id) if trial_id else base
+
+
+def output_dirs(base: str, trial_id: str | None = None) -> dict[str, str]:
+    """AIP_MODEL_DIR and friends as Vertex lays them out: ``<base>/[<trial>/]model/`` etc."""
+    folder = trial_folder(base, trial_id)
+    return {name: os.path.join(folder, kind) + os.sep for name, kind in OUTPUT_FOLDERS.items()}
 
 
 class RunContext(Frozen):
@@ -102,7 +128,7 @@ class RunContext(Frozen):
     def from_env(
         cls, environ: Mapping[str, str] | None = None, *, trial_id: str | None = None
     ) -> RunContext:
-        """Read the run context; `trial_id` (e.g. from CLUSTER_SPEC) beats CLOUD_ML_TRIAL_ID."""
+        """Read the run context of trial `trial_id`, else of the trial the cluster names."""
         env = os.environ if environ is None else environ
         errors: list[VtrainError] = []
 
@@ -110,13 +136,22 @@ class RunContext(Frozen):
             value = env.get(name)
             return value if value else None
 
-        try:
-            if trial_id is None:
-                trial_id = check_trial_id(env.get("CLOUD_ML_TRIAL_ID", ""), "CLOUD_ML_TRIAL_ID")
-            else:  # it becomes a folder name as well, wherever it came from
+        if trial_id is None:
+            # The trial ClusterInfo reads (CLUSTER_SPEC's task.trial, TF_CONFIG's, else
+            # CLOUD_ML_TRIAL_ID), so that every folder of a trial lands in the same place
+            # whether or not the caller passed it. Imported here: vtrain.cluster imports this
+            # module. A second read in one process costs one parse of a small JSON document.
+            from vtrain.cluster import ClusterInfo
+
+            try:
+                trial_id = ClusterInfo.from_env(env).trial_id
+            except VtrainError as e:
+                errors.append(e)
+        else:  # it becomes a folder name as well, wherever it came from
+            try:
                 trial_id = check_trial_id(trial_id, "trial_id")
-        except VtrainError as e:
-            errors.append(e)
+            except VtrainError as e:
+                errors.append(e)
 
         data_format = get("AIP_DATA_FORMAT")
         if data_format is not None and data_format not in DATA_FORMATS:
@@ -142,27 +177,18 @@ class RunContext(Frozen):
         metric_file = get("CLOUD_ML_HP_METRIC_FILE") or DEFAULT_METRIC_FILE
         raise_all(errors)
 
-        given = {
-            "model": get("AIP_MODEL_DIR"),
-            "checkpoints": get("AIP_CHECKPOINT_DIR"),
-            "logs": get("AIP_TENSORBOARD_LOG_DIR"),
-        }
+        given = {name: get(name) for name in OUTPUT_FOLDERS}
         base: str | None = None
+        dirs: dict[str, str] = {}
         if None in given.values():
             base = os.path.abspath(get("VTRAIN_OUTPUT_DIR") or DEFAULT_OUTPUT_DIR)
-        trial_base = os.path.join(base, trial_id) if base and trial_id else base
-
-        def folder(kind: str) -> str:
-            value = given[kind]
-            if value is not None:
-                return value
-            assert trial_base is not None
-            return os.path.join(trial_base, kind) + os.sep
+            dirs = output_dirs(base, trial_id)
+        dirs.update((name, value) for name, value in given.items() if value is not None)
 
         return cls(
-            model_dir=folder("model"),
-            checkpoint_dir=folder("checkpoints"),
-            tensorboard_dir=folder("logs"),
+            model_dir=dirs["AIP_MODEL_DIR"],
+            checkpoint_dir=dirs["AIP_CHECKPOINT_DIR"],
+            tensorboard_dir=dirs["AIP_TENSORBOARD_LOG_DIR"],
             base_output_dir=base,
             trial_id=trial_id,
             training_data_uri=get("AIP_TRAINING_DATA_URI"),

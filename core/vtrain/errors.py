@@ -76,12 +76,16 @@ class PluginError(VtrainError):
 
 
 class MissingExtraError(PluginError, ImportError):
-    """An optional dependency is not installed; the message says which extra to install."""
+    """An optional dependency is not installed; the message says what to install."""
 
-    def __init__(self, what: str, extra: str, *, module: str | None = None) -> None:
+    def __init__(
+        self, what: str, extra: str | None, *, module: str | None = None, install: str = ""
+    ) -> None:
+        # A vtrain extra when there is one; else the plugin's own instruction; else the module.
+        hint = f'pip install "vtrain[{extra}]"' if extra else install or f"pip install {module}"
         super().__init__(
             f"{what} needs {module or extra!r}, which is not installed",
-            hint=f'pip install "vtrain[{extra}]"',
+            hint=hint,
         )
         # ImportError.__init__ is not reached through ValueError; set what it would, and
         # `msg`, which ImportError.__str__ prints.

@@ -77,7 +77,7 @@ def main() -> None:
     print("final parameters " + json.dumps(params), flush=True)
     handle.save_model(model)  # the chief writes AIP_MODEL_DIR (gs:// included)
     handle.barrier()
-    handle.teardown()
+    handle.close()
 
 
 if __name__ == "__main__":

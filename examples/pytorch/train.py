@@ -54,7 +54,7 @@ def main() -> None:
     torch.manual_seed(0)
     model = torch.nn.Linear(FEATURES, 1)
     optimizer = torch.optim.SGD(model.parameters(), lr=args.learning_rate)
-    state = TrainingState(model, optimizer, is_chief=handle.is_chief)
+    state = TrainingState(model, optimizer, is_leader=handle.is_leader)
     step = state.restore() or 0
     print(f"rank {handle.rank}/{handle.world_size}: starting at step {step}", flush=True)
     if step:
@@ -92,7 +92,7 @@ def main() -> None:
     print(f"final loss {loss.item():.6f}", flush=True)
     print("final parameters " + json.dumps(params), flush=True)
     handle.barrier()  # every replica has printed before the chief ends the job
-    handle.teardown()
+    handle.close()
 
 
 if __name__ == "__main__":

@@ -29,14 +29,16 @@ def test_info_json_gives_the_platforms_role_and_rank(example: Example, tmp_path:
     done = vtrain("info", "--json", env={**example.env, "VTRAIN_OUTPUT_DIR": str(tmp_path)})
     assert done.returncode == 0, done.stderr
     shown = json.loads(done.stdout)
-    assert shown["source"] == example.source
+    assert (shown["source"], shown["platform"]) == (example.source, example.platform)
     assert (shown["role"], shown["index"], shown["rank"]) == (
         example.role,
         example.index,
         example.rank,
     )
-    assert shown["world_size"] == example.world_size
+    assert shown["num_trainers"] == example.num_trainers
+    assert "world_size" not in shown  # it counted machines; PyTorch's counts processes
     assert shown["is_chief"] is example.is_chief
+    assert shown["is_leader"] is example.is_chief  # no plugin has exported another leader
     assert shown["chief_address"] == example.chief_address
     assert shown["trial_id"] == example.trial_id
     assert set(shown["dirs"]) == {"model", "checkpoint", "tensorboard"}
@@ -49,11 +51,23 @@ def test_info_for_a_person_names_platform_role_rank_and_dirs() -> None:
     done = vtrain("info", env=env)
     assert done.returncode == 0, done.stderr
     out = done.stdout
-    assert "platform     vertex" in out
+    assert "platform     vertex\nsource       cluster_spec\n" in out
     assert "role         worker (as the platform calls it: workerpool1), index 1" in out
     assert "rank         2 of 3 trainers" in out
     assert "cmle-training-workerpool3-ab-2:2222" in out
     assert os.path.join("4", "checkpoints") in out
+    # Each installed plugin, and whether its framework imports (none in the core session).
+    assert "plugins\n  pytorch          " in out
+
+
+def test_info_follows_an_exported_leader() -> None:
+    env = {
+        "CLUSTER_SPEC": cluster_spec(VERTEX_CLUSTER, "workerpool1", 0),
+        "VTRAIN_LEADER": "worker:0",
+    }
+    done = vtrain("info", env=env)
+    assert done.returncode == 0, done.stderr
+    assert "rank         1 of 3 trainers  [leader]\n" in done.stdout
 
 
 def test_bad_input_exits_non_zero_with_the_message_and_no_traceback() -> None:

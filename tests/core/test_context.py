@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -93,3 +94,36 @@ def test_several_bad_values_are_reported_together() -> None:
         RunContext.from_env({"AIP_DATA_FORMAT": "xml", "CLOUD_ML_PROJECT_ID": "p"})
     assert "AIP_DATA_FORMAT" in str(caught.value) and "CLOUD_ML_PROJECT_ID" in str(caught.value)
     assert len(caught.value.errors) == 2
+
+
+@pytest.mark.parametrize(
+    "variable",
+    [
+        # Vertex puts the trial in CLUSTER_SPEC on every trial; a trial may lack CLOUD_ML_TRIAL_ID.
+        "CLUSTER_SPEC",
+        # AI Platform and `gcloud ai-platform local train` put it in TF_CONFIG.
+        "TF_CONFIG",
+    ],
+)
+def test_the_trial_comes_from_the_cluster_when_not_passed(
+    variable: str, tmp_path: os.PathLike[str]
+) -> None:
+    document = {
+        "cluster": {"chief": ["127.0.0.1:2222"]},
+        "task": {"type": "chief", "index": 0, "trial": "3"},
+        "environment": "cloud",
+    }
+    if variable == "CLUSTER_SPEC":
+        document["cluster"] = {"workerpool0": ["127.0.0.1:2222"]}
+        document["task"] = {"type": "workerpool0", "index": 0, "trial": "3"}
+    ctx = RunContext.from_env({variable: json.dumps(document), "VTRAIN_OUTPUT_DIR": str(tmp_path)})
+    assert ctx.trial_id == "3"
+    for folder in ("model", "checkpoints", "logs"):
+        assert os.path.join(tmp_path, "3", folder) + os.sep in ctx.dirs.values()
+
+
+def test_a_cluster_that_cannot_be_read_is_reported_with_the_rest() -> None:
+    env = {"CLOUD_ML_TRIAL_ID": "..", "AIP_DATA_FORMAT": "xml"}
+    with pytest.raises(ErrorList) as caught:
+        RunContext.from_env(env)
+    assert "CLOUD_ML_TRIAL_ID" in str(caught.value) and "AIP_DATA_FORMAT" in str(caught.value)

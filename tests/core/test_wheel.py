@@ -57,7 +57,7 @@ def test_wheel_installs_and_runs_vtrain_info(wheel: Path, tmp_path: Path) -> Non
         check=True,
     )  # fmt: skip
     shown = json.loads(done.stdout)
-    assert (shown["role"], shown["rank"], shown["world_size"]) == ("worker", 1, 2)
+    assert (shown["role"], shown["rank"], shown["num_trainers"]) == ("worker", 1, 2)
 
     declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     listed = subprocess.run(

@@ -28,7 +28,7 @@ def test_a_single_process_just_works_without_a_process_group() -> None:
 
     env: dict[str, str] = {}
     handle = vtrain.plugins.get("pytorch").configure(environ=env)
-    assert (handle.rank, handle.world_size, handle.local_rank, handle.is_chief) == (0, 1, 0, True)
+    assert (handle.rank, handle.world_size, handle.local_rank, handle.is_leader) == (0, 1, 0, True)
     assert not handle.distributed and not dist.is_initialized()
     assert handle.device.type == "cpu" and env["RANK"] == "0" and env["WORLD_SIZE"] == "1"
     import torch
@@ -45,7 +45,7 @@ def test_replicas_outside_the_world_are_told_their_role(pool: str, role: str) ->
     env = {"CLUSTER_SPEC": cluster_spec(VERTEX_CLUSTER, pool, 0)}
     handle = vtrain.plugins.get("pytorch").configure(environ=env)
     assert (handle.in_world, handle.role, handle.rank, handle.world_size) == (False, role, None, 0)
-    assert env["VTRAIN_ROLE"] == role and "RANK" not in env
+    assert "RANK" not in env and not handle.is_leader
 
 
 def test_unknown_options_and_backends_are_refused() -> None:

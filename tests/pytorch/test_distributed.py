@@ -110,5 +110,5 @@ def test_two_processes_per_machine_get_global_ranks(platform: str, tmp_path: Pat
     ]
     assert [r["env"]["LOCAL_RANK"] for r in in_world] == ["0", "1", "0", "1"]  # type: ignore[index]
     # One process leads, however often the cluster is read.
-    assert [r["is_chief"] for r in in_world] == [True, False, False, False]
+    assert [r["is_leader"] for r in in_world] == [True, False, False, False]
     assert [r["is_chief_again"] for r in in_world] == [True, False, False, False]

@@ -27,7 +27,7 @@ def python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
 SHOW = (
     "import json, vtrain\n"
     "from vtrain_tensorflow.keras_choice import select_keras\n"
-    "from vtrain_tensorflow.tf_config import write_tf_config\n"
+    "from vtrain_tensorflow.tf_config_writer import write_tf_config\n"
     "import os\n"
     "info = vtrain.ClusterInfo.from_env()\n"
     "write_tf_config(info, os.environ)\n"

@@ -9,7 +9,7 @@ from platform_examples import AIP_CLUSTER, EXAMPLES, VERTEX_CLUSTER, cluster_spe
 
 from vtrain import ClusterInfo, ConfigError
 from vtrain_tensorflow import tf_config_for
-from vtrain_tensorflow.tf_config import write_tf_config
+from vtrain_tensorflow.tf_config_writer import write_tf_config
 
 
 def config(env: dict[str, str]) -> dict[str, object] | None:
@@ -49,7 +49,7 @@ def test_a_single_process_gets_no_tf_config_and_a_stale_one_is_removed() -> None
 def test_written_tf_config_reads_back_as_the_same_replica() -> None:
     for example in EXAMPLES:
         info = ClusterInfo.from_env(example.env)
-        if info.source in ("torchrun", "kubeflow") or info.role == "reduction_server":
+        if info.source in ("torchrun", "torch_env") or info.role == "reduction_server":
             continue
         env: dict[str, str] = {}
         if write_tf_config(info, env) is None:

@@ -26,7 +26,8 @@ from vtrain.checkpoints.manifest import FileEntry, Manifest
 from vtrain.checkpoints.payload import Payload
 from vtrain.checkpoints.streams import Crc32, file_crc, write_file
 from vtrain.errors import CheckpointError
-from vtrain.storage.local import LocalLocation, fsync_dir, os_errors, walk_files
+from vtrain.storage.files import fsync_dir, os_errors, walk_files
+from vtrain.storage.local import LocalLocation
 from vtrain.storage.location import Location
 
 

@@ -43,10 +43,11 @@ class CheckpointManager:
 
     `directory` defaults to the run's checkpoint folder (`AIP_CHECKPOINT_DIR`, or
     the local layout, already one per tuning trial); an explicit directory gets
-    a `trial-<id>` subfolder under tuning unless `per_trial=False`. Only the chief
-    writes there; any other replica (`is_chief` defaults from the cluster) saves
+    a `trial-<id>` subfolder under tuning unless `per_trial=False`. Only the leader
+    writes there (the chief, or the replica a plugin exported in VTRAIN_LEADER;
+    `is_leader` defaults from the cluster); any other replica saves
     into a private temporary folder, or `private_directory`, and reads the
-    chief's. `keep=N` keeps the newest N committed steps, plus every step that is
+    leader's. `keep=N` keeps the newest N committed steps, plus every step that is
     a multiple of `keep_every`; None keeps them all.
     """
 
@@ -56,7 +57,7 @@ class CheckpointManager:
         *,
         keep: int | None = None,
         keep_every: int | None = None,
-        is_chief: bool | None = None,
+        is_leader: bool | None = None,
         environ: Mapping[str, str] | None = None,
         fuse: bool | None = None,
         gcs_mount: str | None = None,
@@ -69,10 +70,12 @@ class CheckpointManager:
         self.keep_every = _check_count(keep_every, "keep_every")
         from vtrain.cluster import ClusterInfo
 
-        # Read even when `is_chief` is given: the trial decides the folder either way.
+        # Read even when `is_leader` is given: the trial decides the folder either way.
         info = ClusterInfo.from_env(env)
-        if is_chief is None:
-            is_chief = info.is_chief
+        if is_leader is None:
+            from vtrain.cluster.leader import leads
+
+            is_leader = leads(info, env)
         trial = info.trial_id  # checked, from CLUSTER_SPEC/TF_CONFIG or CLOUD_ML_TRIAL_ID
         if directory is None:
             from vtrain.context import RunContext
@@ -89,10 +92,10 @@ class CheckpointManager:
             "environ": env,
             "client": client,
         }
-        self.is_chief = bool(is_chief)
+        self.is_leader = bool(is_leader)
         self.location: Location = open_location(folder, **self._options)
         self._private = None if private_directory is None else os.fspath(private_directory)
-        self._writer: Location | None = self.location if self.is_chief else None
+        self._writer: Location | None = self.location if self.is_leader else None
         self._cleaned = False
         # Steps with a folder in the write location, as `cleanup` found them plus those saved
         # since: a save of any other step starts from an empty folder and need not list it.
@@ -105,7 +108,7 @@ class CheckpointManager:
 
     @property
     def write_location(self) -> Location:
-        """Where this replica's saves go: the shared folder on the chief, else a private one."""
+        """Where this replica's saves go: the shared folder on the leader, else a private one."""
         if self._writer is None:
             import tempfile  # here, not at the top: `import vtrain` stays light
 
@@ -239,5 +242,5 @@ class CheckpointManager:
     def __repr__(self) -> str:
         return (
             f"CheckpointManager({self.directory!r}, keep={self.keep}, "
-            f"keep_every={self.keep_every}, is_chief={self.is_chief})"
+            f"keep_every={self.keep_every}, is_leader={self.is_leader})"
         )

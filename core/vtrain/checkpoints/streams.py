@@ -19,7 +19,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, BinaryIO
 
 from vtrain.errors import CheckpointError
-from vtrain.storage.local import CHUNK, write_all
+from vtrain.storage.files import CHUNK, write_all
 
 if TYPE_CHECKING:
     from typing_extensions import Buffer

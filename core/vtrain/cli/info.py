@@ -9,6 +9,7 @@ from typing import Any
 
 from vtrain import plugins
 from vtrain.cluster import ClusterInfo
+from vtrain.cluster.leader import leads
 from vtrain.context import RunContext
 from vtrain.redact import redact
 
@@ -26,6 +27,7 @@ def describe(environ: Any = None) -> dict[str, Any]:
     info = ClusterInfo.from_env(env)
     context = RunContext.from_env(env, trial_id=info.trial_id)
     result = info.to_dict()
+    result["is_leader"] = leads(info, env)
     result["dirs"] = context.dirs
     result["job"] = redact(dict(info.job)) if info.job is not None else None
     result["job_id"] = context.job_id
@@ -44,11 +46,12 @@ def run(args: argparse.Namespace) -> int:
         return 0
     rank = described["rank"]
     lines = [
-        f"platform     {described['source']}",
+        f"platform     {described['platform'] or '-'}",
+        f"source       {described['source']}",
         f"role         {described['role']} (as the platform calls it: "
         f"{described['source_role']}), index {described['index']}",
-        f"rank         {'-' if rank is None else rank} of {described['world_size']} trainers"
-        + ("  [chief]" if described["is_chief"] else ""),
+        f"rank         {'-' if rank is None else rank} of {described['num_trainers']} trainers"
+        + ("  [leader]" if described["is_leader"] else ""),
         f"chief        {described['chief_address'] or '-'}",
         f"trial        {described['trial_id'] or '-'}",
         "cluster",
@@ -60,10 +63,7 @@ def run(args: argparse.Namespace) -> int:
         *(f"  {kind:<17}{path}" for kind, path in described["dirs"].items()),
         f"metric file  {described['metric_file']}",
         "plugins",
-        *(
-            f"  {name:<17}{'ready' if ok else 'framework not installed'}"
-            for name, ok in described["plugins"].items()
-        ),
+        *(f"  {name:<17}{state}" for name, state in described["plugins"].items()),
     ]
     if not described["plugins"]:
         lines.append("  (none installed)")

@@ -75,10 +75,10 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the study; 0 when it succeeded, 1 when it failed."""
-    from vtrain.hypertune.results import SUCCEEDED
-    from vtrain.hypertune.runner import Replicas, StudyRunner
-    from vtrain.hypertune.study import Study
-    from vtrain.hypertune.table import progress_line, summary
+    from vtrain.tune.results import SUCCEEDED
+    from vtrain.tune.runner import Replicas, StudyRunner
+    from vtrain.tune.study_file import read_study
+    from vtrain.tune.table import progress_line, summary
 
     command = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
     if not command:
@@ -87,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
             source="vtrain tune",
             expected="vtrain tune --study S.yaml -- COMMAND",
         )
-    study = Study.from_file(args.study)
+    study = read_study(args.study)
     for field in study.ignored:
         print(
             f"vtrain tune: note: {args.study}: {field} is ignored by the local runner",

@@ -2,20 +2,28 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
-from vtrain.cluster import torchrun
-from vtrain.cluster.cluster_spec import read_cluster_spec
+from vtrain.cluster import cluster_spec_reader, tf_config_reader, torch_env_reader, torchrun_reader
 from vtrain.cluster.info import ClusterInfo
 from vtrain.cluster.roles import PS, REDUCTION_SERVER
-from vtrain.cluster.tf_config import describes_cluster as tf_config_describes
-from vtrain.cluster.tf_config import read_tf_config
-from vtrain.cluster.torch_env import describes_cluster as torch_env_describes
-from vtrain.cluster.torch_env import read_torch_env
 from vtrain.context import check_trial_id
 from vtrain.errors import ConfigError, ConflictError, UsageError
 
-Reader = Callable[[Mapping[str, str]], ClusterInfo]
+# `typing` costs milliseconds at start-up; the names are for the type checker only.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Protocol
+
+    class Source(Protocol):
+        """What each reader module holds: its name, a test, and the reader."""
+
+        NAME: str
+
+        def present(self, environ: Mapping[str, str]) -> bool: ...
+
+        def read(self, environ: Mapping[str, str]) -> ClusterInfo: ...
+
 
 # The order is the point of this module. Earlier sources are more complete and
 # more specific to the platform; a later one is read only when no earlier one is set.
@@ -29,42 +37,43 @@ Reader = Callable[[Mapping[str, str]], ClusterInfo]
 #  4. env:// variables (RANK, WORLD_SIZE, MASTER_ADDR): Kubeflow PyTorchJob and
 #     XGBoostJob, or set by hand; counts and ranks, but not every address.
 #  5. Nothing: one process, the chief. KUBERNETES_* alone never means Kubeflow.
-SOURCES: tuple[tuple[str, Callable[[Mapping[str, str]], bool], Reader], ...] = (
-    ("cluster_spec", lambda env: bool(env.get("CLUSTER_SPEC")),
-     lambda env: read_cluster_spec(env["CLUSTER_SPEC"])),
-    ("tf_config", lambda env: bool(env.get("TF_CONFIG")) and tf_config_describes(env["TF_CONFIG"]),
-     lambda env: read_tf_config(env["TF_CONFIG"])),
-    ("torchrun", torchrun.describes_cluster, torchrun.read_torchrun),
-    ("torch_env", torch_env_describes, read_torch_env),
-)  # fmt: skip
+SOURCES: tuple[Source, ...] = (
+    cluster_spec_reader,
+    tf_config_reader,
+    torchrun_reader,
+    torch_env_reader,
+)
 
 # Set to one of the names above (or "single") to read that source and ignore the rest,
 # e.g. when a stale TF_CONFIG from an old shell disagrees with CLUSTER_SPEC.
 OVERRIDE = "VTRAIN_CLUSTER_SOURCE"
 
+# The sources that are one JSON document, by name: errors name the variable.
+DOCUMENTS = {r.NAME: r.VARIABLE for r in (cluster_spec_reader, tf_config_reader)}
+
 
 def detect(environ: Mapping[str, str]) -> ClusterInfo:
     """The cluster described by the first source that is set, cross-checked with the others."""
     forced = environ.get(OVERRIDE, "").strip()
-    names = [name for name, _, _ in SOURCES]
-    if forced and forced not in (*names, "single"):
+    names = [*(s.NAME for s in SOURCES), "single"]
+    if forced and forced not in names:
         raise UsageError(
             "unknown source",
             source=OVERRIDE,
             value=forced,
-            expected="one of " + ", ".join(repr(n) for n in (*names, "single")),
+            expected="one of " + ", ".join(repr(n) for n in names),
         )
     info = None
-    for name, present, read in SOURCES:
-        if name == forced and not present(environ):
+    for source in SOURCES:
+        if forced == source.NAME and not source.present(environ):
             raise ConfigError(
-                f"asks for the {name} source, but it describes no cluster here",
+                f"asks for the {source.NAME} source, but it describes no cluster here",
                 source=OVERRIDE,
                 value=forced,
                 hint="set that source's variables, or unset " + OVERRIDE,
             )
-        if present(environ) and (name == forced or not forced):
-            info = read(environ)
+        if source.present(environ) and (not forced or forced == source.NAME):
+            info = source.read(environ)
             break
     if info is None:
         info = ClusterInfo.single()
@@ -75,7 +84,7 @@ def detect(environ: Mapping[str, str]) -> ClusterInfo:
 
 def from_document(variable: str, text: str | bytes) -> ClusterInfo:
     """Parse one CLUSTER_SPEC or TF_CONFIG document, named by `variable`."""
-    readers = {"CLUSTER_SPEC": read_cluster_spec, "TF_CONFIG": read_tf_config}
+    readers = {"CLUSTER_SPEC": cluster_spec_reader.parse, "TF_CONFIG": tf_config_reader.parse}
     if variable not in readers:
         raise UsageError(
             "unknown document kind",
@@ -93,9 +102,8 @@ def _same_task(info: ClusterInfo) -> tuple[str, int]:
 
 def _cross_check(info: ClusterInfo, environ: Mapping[str, str]) -> None:
     """Refuse to pick a side silently when two sources describe this replica differently."""
-    tf_config = environ.get("TF_CONFIG", "")
-    if info.source in ("vertex", "aiplatform") and tf_config and tf_config_describes(tf_config):
-        other = read_tf_config(tf_config)
+    if info.source == cluster_spec_reader.NAME and tf_config_reader.present(environ):
+        other = tf_config_reader.read(environ)
         if _same_task(other) != _same_task(info) or (
             other.trial_id and info.trial_id and other.trial_id != info.trial_id
         ):
@@ -104,36 +112,43 @@ def _cross_check(info: ClusterInfo, environ: Mapping[str, str]) -> None:
                 f"(trial {info.trial_id}), TF_CONFIG says {other.source_role}[{other.index}] "
                 f"(trial {other.trial_id})",
                 source="CLUSTER_SPEC/TF_CONFIG",
-                hint=f"unset the stale one, or set {OVERRIDE}=cluster_spec or =tf_config",
+                hint=f"unset the stale one, or set {OVERRIDE}={cluster_spec_reader.NAME} "
+                f"or ={tf_config_reader.NAME}",
             )
-    # Vertex also sets machine-level RANK/WORLD_SIZE for PyTorch; under torchrun they are
-    # per process (LOCAL_RANK is then set), and the two legitimately differ.
-    if info.source in ("vertex", "aiplatform", "tf_config") and info.rank is not None:
-        if environ.get("LOCAL_RANK") or torchrun.describes_cluster(environ):
+    # Vertex also sets RANK/WORLD_SIZE for PyTorch, counted in machines: WORLD_SIZE is
+    # `num_trainers`. Under torchrun they are per process (LOCAL_RANK is then set), and
+    # the two legitimately differ.
+    if info.source in DOCUMENTS and info.rank is not None:
+        if environ.get("LOCAL_RANK") or torchrun_reader.present(environ):
             return
-        for name, mine in (("RANK", info.rank), ("WORLD_SIZE", info.world_size)):
+        for name, mine, says in (
+            ("RANK", info.rank, f"gives this replica rank {info.rank}"),
+            ("WORLD_SIZE", info.num_trainers, f"has {info.num_trainers} trainers"),
+        ):
             given = environ.get(name, "").strip()
             if given and given != str(mine):
                 raise ConflictError(
-                    f"{name}={given}, but {info.source} gives this replica {name.lower()} {mine}",
+                    f"{name}={given}, but {DOCUMENTS[info.source]} {says}",
                     source=name,
                     value=given,
-                    hint=f"unset {name}, or set {OVERRIDE}=torch_env to trust it instead",
+                    hint=f"unset {name}, or set {OVERRIDE}={torch_env_reader.NAME} "
+                    "to trust it instead",
                 )
 
 
 def _with_process_and_trial(info: ClusterInfo, environ: Mapping[str, str]) -> ClusterInfo:
     changes: dict[str, object] = {}
-    if info.source != "torchrun" and torchrun.describes_cluster(environ):
+    if info.source != torchrun_reader.NAME and torchrun_reader.present(environ):
         # torchrun inside a Vertex replica: the cluster is the platform's, the
         # per-process facts are torchrun's.
-        changes.update(torchrun.process_fields(environ))
+        changes.update(torchrun_reader.process_fields(environ))
     env_trial = check_trial_id(environ.get("CLOUD_ML_TRIAL_ID", ""), "CLOUD_ML_TRIAL_ID")
     if info.trial_id is None and env_trial is not None:
         changes["trial_id"] = env_trial
     elif info.trial_id and env_trial and info.trial_id != env_trial:
         raise ConflictError(
-            f"CLOUD_ML_TRIAL_ID={env_trial}, but {info.source} says trial {info.trial_id}",
+            f"CLOUD_ML_TRIAL_ID={env_trial}, but {DOCUMENTS.get(info.source, info.source)} "
+            f"says trial {info.trial_id}",
             source="CLOUD_ML_TRIAL_ID",
             value=env_trial,
         )

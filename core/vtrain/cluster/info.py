@@ -33,6 +33,7 @@ class ClusterInfo(Frozen):
         "role",
         "index",
         "source",
+        "platform",
         "role_names",
         "trial_id",
         "job",
@@ -44,7 +45,12 @@ class ClusterInfo(Frozen):
     role: str
     index: int
     source: str
-    """Where this was read from: vertex, aiplatform, tf_config, kubeflow, torchrun or single."""
+    """The reader that gave it: cluster_spec, tf_config, torchrun, torch_env or single.
+
+    The same names VTRAIN_CLUSTER_SOURCE takes to force one.
+    """
+    platform: str | None
+    """Who wrote the variables, where the source tells: vertex, aiplatform, kubeflow, else None."""
     role_names: Mapping[str, str]
     """Normalized role -> the source's own name for it (chief -> "master", "workerpool0" …)."""
     trial_id: str | None
@@ -62,6 +68,7 @@ class ClusterInfo(Frozen):
         role: str,
         index: int,
         source: str,
+        platform: str | None = None,
         role_names: Mapping[str, str] | None = None,
         trial_id: str | None = None,
         job: Mapping[str, Any] | None = None,
@@ -114,11 +121,6 @@ class ClusterInfo(Frozen):
         return len(self.trainers)
 
     @property
-    def world_size(self) -> int:
-        """Same as `num_trainers`: the size of the training world, counted in replicas."""
-        return self.num_trainers
-
-    @property
     def rank(self) -> int | None:
         """Rank among trainers (chief 0, worker i -> i+1); None for ps, evaluator, reducer.
 
@@ -166,11 +168,12 @@ class ClusterInfo(Frozen):
         """A JSON-ready summary: what `vtrain info --json` prints about the cluster."""
         return {
             "source": self.source,
+            "platform": self.platform,
             "role": self.role,
             "source_role": self.source_role,
             "index": self.index,
             "rank": self.rank,
-            "world_size": self.world_size,
+            "num_trainers": self.num_trainers,
             "is_chief": self.is_chief,
             "is_distributed": self.is_distributed,
             "chief_address": self.chief_address,

@@ -1,7 +1,7 @@
-"""Hyperparameter tuning: report the metric as the platform reads it, and run studies locally.
+"""Hyperparameter tuning from training code: report the metric as the platform reads it.
 
-`report` is the one function training code calls; the study runner behind
-`vtrain tune` lives in the other modules and is imported only by that command.
+`report` is the one function training code calls. The study runner behind
+`vtrain tune` is `vtrain.tune`, imported only by that command.
 """
 
 from vtrain.hypertune.report import report

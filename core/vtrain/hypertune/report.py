@@ -5,7 +5,7 @@ the metric file (readers never see a torn file), keeps the last 100 lines in
 memory (a report costs the same whether it is the first or the ten-thousandth),
 creates the folder without racing other processes, accepts a bare file name,
 refuses a symlink at the metric path, and writes from the chief only unless
-asked otherwise.
+asked otherwise (the leader: the chief, unless a plugin exported another).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from collections import deque
 from collections.abc import Mapping
 
 from vtrain.cluster import ClusterInfo
+from vtrain.cluster.leader import leads
 from vtrain.context import DEFAULT_METRIC_FILE, DEFAULT_METRIC_TAG
 from vtrain.errors import StorageError, UsageError
 from vtrain.hypertune.atomic import write_atomic
@@ -90,7 +91,7 @@ def report(
     environ: Mapping[str, str] | None = None,
     all_replicas: bool = False,
 ) -> bool:
-    """Report the tuning metric; returns False, writing nothing, on a non-chief replica.
+    """Report the tuning metric; returns False, writing nothing, on a replica that does not lead.
 
     The file is `CLOUD_ML_HP_METRIC_FILE` (default /tmp/hypertune/output.metrics),
     the tag `tag`, else `CLOUD_ML_HP_METRIC_TAG`, else training/hptuning/metric,
@@ -127,7 +128,7 @@ def report(
             value=step,
             expected="an int or None",
         ) from None
-    if not all_replicas and not ClusterInfo.from_env(env).is_chief:
+    if not all_replicas and not leads(ClusterInfo.from_env(env), env):
         return False
     entry = make_entry(
         tag=tag,

@@ -1,9 +1,10 @@
 """The environment of one local replica: the parent's, cleaned, plus what its platform sets.
 
-The per-platform writers live in one module each (`vertex`, `aiplatform`,
-`kubeflow`, `torchrun`); this module strips what a platform would set from
-the inherited environment, adds what every local replica needs, and builds
-the JSON documents (CLUSTER_SPEC, TF_CONFIG) the writers share.
+The per-platform writers live in `vtrain.local.writers`, one module each
+(`vertex`, `aiplatform`, `kubeflow`, `torchrun`); this module strips from the
+inherited environment what a platform or vtrain would set, adds what every
+local replica needs, and builds the JSON documents (CLUSTER_SPEC, TF_CONFIG)
+the writers share.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import json
 import os
 from collections.abc import Callable, Mapping, Sequence
 
+from vtrain.context import PLACEMENT_VARIABLES
 from vtrain.local.plan import Plan, Replica
 
 # `typing` costs milliseconds at start-up; the names are for the type checker only.
@@ -19,8 +21,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-# Everything a platform or launcher sets on a replica. A parent shell that ran inside a
-# job (or a test that exported TF_CONFIG) must not leak its own values into the replicas.
+# Everything a platform, a launcher or vtrain sets on a replica. A parent shell that ran
+# inside a job (or a test that exported TF_CONFIG) must not leak its values into the replicas.
 PLATFORM_VARIABLES = frozenset(
     {
         "CLUSTER_SPEC",
@@ -38,10 +40,14 @@ PLATFORM_VARIABLES = frozenset(
         "ROLE_WORLD_SIZE",
         "WORKER_ADDRS",
         "WORKER_PORT",
+        # vtrain's local base folder: each job sets its own.
         "VTRAIN_OUTPUT_DIR",
         # A parent's "single" would make every replica believe it is the chief.
         "VTRAIN_CLUSTER_SOURCE",
     }
+    # What vtrain writes itself: a parent's VTRAIN_LOCAL_LAUNCH would turn a Kubeflow
+    # replica into a torchrun process, a parent's VTRAIN_LEADER name another job's leader.
+    | PLACEMENT_VARIABLES
 )
 PLATFORM_PREFIXES = ("AIP_", "CLOUD_ML_", "TORCHELASTIC_", "PET_", "DMLC_")
 # Chosen by whoever starts the job (the study's metric tag), not by the job's position:
@@ -52,7 +58,7 @@ Writer = Callable[[Plan, Sequence[Replica], Replica, int], dict[str, str]]
 
 
 def inherited(environ: Mapping[str, str]) -> dict[str, str]:
-    """`environ` without any variable a platform or launcher would set."""
+    """`environ` without any variable a platform, a launcher or vtrain would set."""
     return {
         k: v
         for k, v in environ.items()
@@ -85,15 +91,6 @@ def replica_env(
 def metric_file(plan: Plan, replica: Replica) -> str:
     """Where `replica` writes its tuning metric: ``<output>/[<trial>/]hypertune/<name>.metrics``."""
     return os.path.join(plan.trial_dir, "hypertune", f"{replica.name}.metrics")
-
-
-def output_dirs(plan: Plan) -> dict[str, str]:
-    """AIP_MODEL_DIR and friends, laid out as Vertex lays out `baseOutputDirectory`."""
-    return {
-        "AIP_MODEL_DIR": os.path.join(plan.trial_dir, "model") + "/",
-        "AIP_CHECKPOINT_DIR": os.path.join(plan.trial_dir, "checkpoints") + "/",
-        "AIP_TENSORBOARD_LOG_DIR": os.path.join(plan.trial_dir, "logs") + "/",
-    }
 
 
 def cloud_ml_ids(plan: Plan) -> dict[str, str]:
@@ -140,5 +137,5 @@ def _writer(platform: str) -> Writer:
     # the shared helpers, and a job runs on one platform.
     import importlib
 
-    writer: Writer = importlib.import_module(f"vtrain.local.{platform}").variables
+    writer: Writer = importlib.import_module(f"vtrain.local.writers.{platform}").variables
     return writer

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from signal import SIGKILL, Signals  # by name: Kill's field `signal` hides the module
 
 from vtrain.cluster.roles import CHIEF, EVALUATOR, PS, WORKER
-from vtrain.context import check_folder_name, check_trial_id
+from vtrain.context import check_folder_name, check_trial_id, trial_folder
 from vtrain.errors import UsageError, VtrainError, raise_all
 from vtrain.frozen import Frozen
 
@@ -293,7 +293,7 @@ class Plan(Frozen):
     @property
     def trial_dir(self) -> str:
         """The output folder of this trial: ``<output>/<trial>`` under tuning, else ``<output>``."""
-        return os.path.join(self.output_dir, self.trial_id) if self.trial_id else self.output_dir
+        return trial_folder(self.output_dir, self.trial_id)
 
     def replicas(self, ports: Sequence[int] = ()) -> tuple[Replica, ...]:
         """Every replica in rank order (chief, workers, ps, evaluators), on `ports` in order."""

@@ -20,8 +20,9 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 
 from vtrain.cluster.roles import CHIEF
+from vtrain.context import output_dirs
 from vtrain.errors import LaunchError
-from vtrain.local.environment import replica_env
+from vtrain.local.environment import metric_file, replica_env
 from vtrain.local.output import Output
 from vtrain.local.plan import Kill, Plan, Replica
 from vtrain.local.ports import reserve_ports
@@ -61,8 +62,9 @@ def run_job(
     with reserve_ports(plan.size) as ports:
         replicas = plan.replicas(ports)
         try:
-            for folder in ("model", "checkpoints", "logs", "hypertune"):
-                os.makedirs(os.path.join(plan.trial_dir, folder), exist_ok=True)
+            metric_folder = os.path.dirname(metric_file(plan, replicas[0]))
+            for folder in (*output_dirs(plan.output_dir, plan.trial_id).values(), metric_folder):
+                os.makedirs(folder, exist_ok=True)
             # Per trial: the parallel trials of a study share one --output-dir.
             output = Output(
                 [r.name for r in replicas], plan.trial_dir, stream or sys.stdout, colour=colour

@@ -1,24 +1,31 @@
-"""The plugin registry: framework plugins found through the `vtrain.plugins` entry points.
+"""The plugin registry: framework plugins from the `vtrain.plugins` entry points, or registered.
 
-Listing reads only package metadata; `get(name)` imports that one plugin module,
-and the plugin imports its framework only when configured. A third party adds
-a framework by shipping its own entry point in this group.
+Listing reads only package metadata; `get(name)` imports that one plugin module
+(once: loaded plugins are cached), and the plugin imports its framework only
+when configured. A third party adds a framework by shipping its own entry point
+in this group, or, as fsspec allows beside its entry points, with `register`.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from vtrain.errors import MissingExtraError, PluginError
-from vtrain.plugins.base import Plugin
+from vtrain.errors import MissingExtraError, PluginError, UsageError
+from vtrain.plugins.base import Handle, Plugin
+from vtrain.plugins.extras import real_extra
 
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
 
 GROUP = "vtrain.plugins"
 DISABLE = "VTRAIN_DISABLE_PLUGINS"
+
+_registered: dict[str, Plugin] = {}
+_loaded: dict[str, Plugin] = {}
+_lock = threading.Lock()
 
 
 def _disabled(environ: Mapping[str, str]) -> frozenset[str]:
@@ -33,63 +40,131 @@ def _entry_points(environ: Mapping[str, str]) -> dict[str, EntryPoint]:
     return {ep.name: ep for ep in entry_points(group=GROUP) if ep.name not in off}
 
 
+def register(name: str, plugin: Plugin | type[Plugin], *, replace: bool = False) -> None:
+    """Make `plugin` available as `name` in this process, beside the entry points."""
+    instance = plugin() if isinstance(plugin, type) else plugin
+    if not isinstance(instance, Plugin):
+        raise UsageError(
+            "not a vtrain plugin",
+            source="vtrain.plugins.register",
+            value=plugin,
+            expected="a subclass (or an instance) of vtrain.plugins.base.Plugin",
+        )
+    with _lock:
+        if not replace and (name in _registered or name in _entry_points({})):
+            raise UsageError(
+                "a plugin of that name exists",
+                source="vtrain.plugins.register",
+                value=name,
+                hint="pass replace=True to override it in this process",
+            )
+        _registered[name] = instance
+        _loaded.pop(name, None)
+
+
+def unregister(name: str) -> None:
+    """Forget a plugin that `register` added (entry points are not affected)."""
+    with _lock:
+        _registered.pop(name, None)
+
+
 def available(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
-    """Names of the installed, enabled plugins, sorted; no plugin or framework is imported."""
-    return tuple(sorted(_entry_points(os.environ if environ is None else environ)))
+    """Names of the installed and registered, enabled plugins, sorted; nothing is imported."""
+    env = os.environ if environ is None else environ
+    off = _disabled(env)
+    return tuple(sorted({*_entry_points(env), *(n for n in _registered if n not in off)}))
 
 
 def get(name: str, environ: Mapping[str, str] | None = None) -> Plugin:
     """The plugin registered under `name`, loaded now (its framework is not imported yet)."""
     env = os.environ if environ is None else environ
-    found = _entry_points(env)
-    if name not in found:
-        if name in _disabled(env):
-            raise PluginError(
-                "plugin is disabled",
-                source=DISABLE,
-                value=name,
-                hint=f"remove {name!r} from {DISABLE}",
-            )
-        known = ", ".join(repr(n) for n in sorted(found)) or "none installed"
+    if name in _disabled(env):
         raise PluginError(
-            "unknown plugin",
-            source="vtrain.plugins.get",
-            value=name,
-            expected=f"one of: {known}",
-            hint=f'a built-in framework installs with pip install "vtrain[{name}]"',
+            "plugin is disabled", source=DISABLE, value=name, hint=f"remove {name!r} from {DISABLE}"
         )
+    with _lock:
+        found = _registered.get(name) or _loaded.get(name)
+    if found is not None:
+        return found
+    points = _entry_points(env)
+    if name not in points:
+        raise _unknown(name, sorted({*points, *_registered}))
+    plugin = _load(name, points[name])
+    with _lock:
+        return _loaded.setdefault(name, plugin)
+
+
+def _load(name: str, point: EntryPoint) -> Plugin:
     try:
-        loaded = found[name].load()
+        loaded = point.load()
     except ImportError as e:
-        raise MissingExtraError(f"the {name} plugin", name, module=e.name) from e
+        # A built-in plugin's module imports nothing optional; a failure here means the
+        # distribution that declares the entry point is incomplete.
+        if real_extra(name) and point.dist is not None and point.dist.name == "vtrain":
+            raise MissingExtraError(f"the {name} plugin", name, module=e.name) from e
+        owner = point.dist.name if point.dist is not None else "the distribution that declares it"
+        raise MissingExtraError(
+            f"the {name} plugin", None, module=e.name, install=f"reinstall {owner}"
+        ) from e
     except Exception as e:
         # A broken plugin must be named, not surface as some unrelated traceback.
         raise PluginError(
             f"plugin failed to load ({type(e).__name__}: {e})",
-            source=f"entry point {found[name].value}",
+            source=f"entry point {point.value}",
             value=name,
         ) from e
     plugin = loaded() if isinstance(loaded, type) else loaded
     if not isinstance(plugin, Plugin):
         raise PluginError(
             "entry point is not a vtrain plugin",
-            source=f"entry point {found[name].value}",
+            source=f"entry point {point.value}",
             value=name,
             expected="a subclass of vtrain.plugins.base.Plugin",
         )
     return plugin
 
 
-def status(environ: Mapping[str, str] | None = None) -> dict[str, bool]:
-    """Plugin name -> whether its framework is installed, without importing any framework."""
+def _unknown(name: str, known: list[str]) -> PluginError:
+    import difflib
+
+    # No install hint here: every built-in plugin has its entry point whether or not its
+    # framework is installed, so an unknown name is a typo or a third-party plugin.
+    close = difflib.get_close_matches(name, known, n=1)
+    if close:
+        hint = f"did you mean {close[0]!r}?"
+    else:
+        hint = "a third-party plugin registers an entry point in the vtrain.plugins group"
+    return PluginError(
+        "unknown plugin",
+        source="vtrain.plugins.get",
+        value=name,
+        expected="one of: " + (", ".join(repr(n) for n in known) or "none installed"),
+        hint=hint,
+    )
+
+
+def status(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Plugin name -> "ready", or why it is not: its framework is missing, or it fails to load."""
     env = os.environ if environ is None else environ
     result = {}
     for name in available(env):
         try:
-            result[name] = get(name, env).is_available()
-        except PluginError:
-            result[name] = False
+            plugin = get(name, env)
+        except PluginError as e:
+            result[name] = f"fails to load: {e.problem}"
+            continue
+        result[name] = "ready" if plugin.is_available() else "framework not installed"
     return result
 
 
-__all__ = ["DISABLE", "GROUP", "Plugin", "available", "get", "status"]
+__all__ = [
+    "DISABLE",
+    "GROUP",
+    "Handle",
+    "Plugin",
+    "available",
+    "get",
+    "register",
+    "status",
+    "unregister",
+]

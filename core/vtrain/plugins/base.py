@@ -1,17 +1,65 @@
-"""The base every framework plugin derives from: a name, an availability check, `configure`."""
+"""The contract every framework plugin fulfils, and the base of the handle `configure()` returns.
+
+Without importing its framework, a plugin says, from a `ClusterInfo` alone:
+which variables the framework reads on this replica (`environment`), whether
+this replica serves rather than trains (`serves`: TensorFlow's parameter
+servers, MXNet's scheduler and servers), and which replica leads (`leader`).
+With the framework, it serves (`serve`) or sets up training (`configure`,
+which begins with `prepare`). Options are the typed keyword-only parameters of
+the plugin's own `configure`; a misspelt one is refused with the names of the
+real ones, read from that signature.
+"""
 
 from __future__ import annotations
 
+import functools
 import importlib
+import os
+import threading
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
-from types import ModuleType
-from typing import TYPE_CHECKING, Any, ClassVar
+from collections.abc import Callable, Mapping, MutableMapping
+from dataclasses import dataclass
+from types import ModuleType, TracebackType
+from typing import Any, ClassVar, TypeVar
 
+from vtrain.cluster import ClusterInfo
+from vtrain.cluster.leader import Replica, default_leader, encode, leads
+from vtrain.context import LEADER
 from vtrain.errors import MissingExtraError, UsageError
+from vtrain.plugins.extras import real_extra
 
-if TYPE_CHECKING:
-    from vtrain.cluster import ClusterInfo
+F = TypeVar("F", bound=Callable[..., Any])
+H = TypeVar("H", bound="Handle")
+
+
+@dataclass(frozen=True)
+class Handle:
+    """What `configure()` returns: this replica's role and rank, whether it leads, `close()`."""
+
+    info: ClusterInfo
+    is_leader: bool
+    """True on the one replica (and process) that writes shared artifacts."""
+
+    @property
+    def role(self) -> str:
+        """chief, worker, ps, evaluator or reduction_server."""
+        return self.info.role
+
+    @property
+    def rank(self) -> int | None:
+        """Rank among the trainers; None on a replica that does not train."""
+        return self.info.rank
+
+    def close(self) -> None:
+        """Release what `configure()` set up; safe to call twice. Nothing to release here."""
+
+    def __enter__(self: H) -> H:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
 
 
 class Plugin(ABC):
@@ -19,10 +67,83 @@ class Plugin(ABC):
 
     name: ClassVar[str]
     """The key users pass to `vtrain.plugins.get`, e.g. "pytorch"."""
-    extra: ClassVar[str]
-    """The pip extra that installs the framework: ``pip install "vtrain[<extra>]"``."""
+    extra: ClassVar[str | None] = None
+    """The vtrain extra that installs the framework (``pip install "vtrain[<extra>]"``)."""
+    install: ClassVar[str] = ""
+    """For a plugin shipped elsewhere: what to run to install its framework."""
     requires: ClassVar[tuple[str, ...]] = ()
     """Top-level modules the framework needs; checked without importing them."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "configure" in cls.__dict__:
+            cls.configure = _checked_options(cls.__dict__["configure"])  # type: ignore[method-assign]
+
+    # -- pure: a function of the cluster, no framework imported ---------------------------
+
+    def environment(
+        self, info: ClusterInfo, environ: Mapping[str, str], **options: Any
+    ) -> dict[str, str | None]:
+        """The framework's variables for this replica; None removes a variable."""
+        return {}
+
+    def serves(self, info: ClusterInfo) -> bool:
+        """True for a replica that runs a service until the job ends instead of training."""
+        return False
+
+    def leader(self, info: ClusterInfo) -> Replica | None:
+        """The replica that writes shared artifacts: the chief (worker 0 without one)."""
+        return default_leader(info)
+
+    # -- with the framework ---------------------------------------------------------------
+
+    def serve(self, info: ClusterInfo, stopped: threading.Event) -> None:
+        """Run this replica's service; return when the framework ends it or `stopped` is set."""
+        raise NotImplementedError(
+            f"the {self.name} plugin says {info.role} serves, but has no serve"
+        )
+
+    def prepare(
+        self, info: ClusterInfo | None, environ: MutableMapping[str, str] | None, **options: Any
+    ) -> ClusterInfo:
+        """The start of every `configure`: read the cluster, set its variables, export the leader.
+
+        On a replica that serves, this runs the service and exits 0 when it ends:
+        it never returns there.
+        """
+        env = os.environ if environ is None else environ
+        info = info or ClusterInfo.from_env(env)
+        for name, value in self.environment(info, env, **options).items():
+            if value is None:
+                env.pop(name, None)
+            else:
+                env[name] = value
+        leader = self.leader(info)
+        if leader is None:
+            env.pop(LEADER, None)
+        else:
+            env[LEADER] = encode(leader)
+        if self.serves(info):
+            from vtrain.plugins.serve import run_service
+
+            run_service(self, info)
+        return info
+
+    def leads(self, info: ClusterInfo, environ: Mapping[str, str] | None = None) -> bool:
+        """True when this replica leads, as `prepare` exported it."""
+        return leads(info, os.environ if environ is None else environ)
+
+    @abstractmethod
+    def configure(
+        self,
+        info: ClusterInfo | None = None,
+        *,
+        environ: MutableMapping[str, str] | None = None,
+        **options: Any,
+    ) -> Handle:
+        """Set up the framework for this replica and return its handle (or serve, never return)."""
+
+    # -- installation ---------------------------------------------------------------------
 
     def is_available(self) -> bool:
         """True when every required module is installed (nothing is imported to find out)."""
@@ -31,26 +152,42 @@ class Plugin(ABC):
         return all(importlib.util.find_spec(m) is not None for m in self.requires)
 
     def require(self, module: str) -> ModuleType:
-        """Import a framework module, or say which extra installs it."""
+        """Import a framework module, or say what installs it."""
         try:
             return importlib.import_module(module)
         except ImportError as e:
-            missing = e.name or module
-            raise MissingExtraError(f"the {self.name} plugin", self.extra, module=missing) from e
-
-    def reject_unknown(self, options: Mapping[str, Any], known: Sequence[str]) -> None:
-        """Refuse keyword options this plugin does not take, naming those it does."""
-        if options:
-            raise UsageError(
-                "unknown option",
-                source=f"{self.name}.configure",
-                value=sorted(options),
-                expected=", ".join(known),
-            )
-
-    @abstractmethod
-    def configure(self, info: ClusterInfo | None = None, **options: Any) -> Any:
-        """Set up the framework for this replica and return its native handle."""
+            raise MissingExtraError(
+                f"the {self.name} plugin",
+                real_extra(self.extra),
+                module=e.name or module,
+                install=self.install,
+            ) from e
 
     def __repr__(self) -> str:
         return f"<vtrain plugin {self.name!r}>"
+
+
+def _checked_options(configure: F) -> F:
+    """`configure`, refusing keywords not in its signature with an error naming those that are."""
+    known: list[str] = []
+
+    @functools.wraps(configure)
+    def checked(self: Plugin, *args: Any, **options: Any) -> Any:
+        if not known:
+            import inspect  # here: ~10 ms, paid only by a process that configures a framework
+
+            parameters = list(inspect.signature(configure).parameters.values())[1:]
+            if any(p.kind is p.VAR_KEYWORD for p in parameters):
+                known.append("*")
+            known.extend(p.name for p in parameters if p.kind is not p.VAR_POSITIONAL)
+        unknown = sorted(set(options) - set(known)) if "*" not in known else []
+        if unknown:
+            raise UsageError(
+                "unknown option",
+                source=f"{self.name}.configure",
+                value=unknown,
+                expected="one of " + ", ".join(known),
+            )
+        return configure(self, *args, **options)
+
+    return checked  # type: ignore[return-value]

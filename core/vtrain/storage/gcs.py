@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from vtrain.errors import MissingExtraError, StorageError
-from vtrain.storage.local import CHUNK, walk_files
+from vtrain.storage.files import CHUNK, walk_files
 from vtrain.storage.location import Location
 from vtrain.storage.names import join_name
 

@@ -5,15 +5,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from vtrain.plugins.base import Handle
 from vtrain_pytorch.world import World
 
 
 @dataclass(frozen=True)
-class TorchHandle:
-    """Rank, world size, device and helpers; `world` is None off the training world."""
+class TorchHandle(Handle):
+    """Rank, world size, device and helpers; `world` is None off the training world.
 
-    role: str
-    """chief, worker, ps, evaluator or reduction_server."""
+    `rank` and `world_size` count processes, as torch does (the cluster counts machines).
+    """
+
     world: World | None
     backend: str | None
     """gloo or nccl; None when no process group was made (one process, or not a trainer)."""
@@ -39,11 +41,6 @@ class TorchHandle:
     def local_rank(self) -> int | None:
         """Process index on this machine, or None off the world."""
         return None if self.world is None else self.world.local_rank
-
-    @property
-    def is_chief(self) -> bool:
-        """True on global rank 0, the process that saves shared state."""
-        return self.world is not None and self.world.is_chief
 
     @property
     def distributed(self) -> bool:
@@ -74,12 +71,12 @@ class TorchHandle:
         return DistributedDataParallel(model, **ddp_options)
 
     def save_model(self, model: Any, name: str = "model.pt") -> str | None:
-        """Write the model's weights to AIP_MODEL_DIR from the chief; return where, else None.
+        """Write the model's weights to AIP_MODEL_DIR from the leader; return where, else None.
 
         Written to a local file first, then put in place through vtrain's storage, so a
         gs:// model directory works with or without the /gcs/ mount.
         """
-        if not self.is_chief:
+        if not self.is_leader:
             return None
         import tempfile
 
@@ -103,7 +100,7 @@ class TorchHandle:
 
             dist.barrier()
 
-    def teardown(self) -> None:
+    def close(self) -> None:
         """Destroy the process group, if this process made one."""
         import torch.distributed as dist
 

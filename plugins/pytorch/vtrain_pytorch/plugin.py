@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import MutableMapping
+from collections.abc import Mapping, MutableMapping
 from datetime import timedelta
-from typing import Any
 
 from vtrain import ClusterInfo, UsageError
 from vtrain.plugins.base import Plugin
+from vtrain.plugins.wait import wait_for_chief
 from vtrain_pytorch.handle import TorchHandle
-from vtrain_pytorch.rendezvous import wait_for_chief
 from vtrain_pytorch.world import World
 
 # Replicas start minutes apart on Vertex; torch's own 10-minute default (30 for
@@ -28,6 +27,22 @@ class PyTorchPlugin(Plugin):
     extra = "pytorch"
     requires = ("torch",)
 
+    def environment(
+        self,
+        info: ClusterInfo,
+        environ: Mapping[str, str],
+        *,
+        nproc_per_node: int | None = None,
+        local_rank: int | None = None,
+    ) -> dict[str, str | None]:
+        """MASTER_ADDR, MASTER_PORT, WORLD_SIZE, RANK … for a trainer; nothing elsewhere."""
+        if not info.is_trainer:
+            return {}
+        world = World.from_cluster(
+            info, nproc_per_node=nproc_per_node, local_rank=local_rank, environ=environ
+        )
+        return dict(world.env())
+
     def configure(
         self,
         info: ClusterInfo | None = None,
@@ -38,30 +53,27 @@ class PyTorchPlugin(Plugin):
         timeout: timedelta = DEFAULT_TIMEOUT,
         wait: timedelta = DEFAULT_WAIT,
         environ: MutableMapping[str, str] | None = None,
-        **options: Any,
     ) -> TorchHandle:
         """Set the torch variables, wait for the chief, and initialise the process group.
 
         `environ` (default `os.environ`) is read for the cluster and receives
         MASTER_ADDR, MASTER_PORT, WORLD_SIZE, RANK, LOCAL_RANK, LOCAL_WORLD_SIZE
         and NODE_RANK. A single process gets no process group. ps, evaluator and
-        Reduction Server replicas are told their role (VTRAIN_ROLE) and get a
-        handle with `in_world` False.
+        Reduction Server replicas get a handle with `in_world` False.
         """
-        self.reject_unknown(
-            options, ("backend", "nproc_per_node", "local_rank", "timeout", "wait", "environ")
-        )
         env = os.environ if environ is None else environ
         torch = self.require("torch")
-        info = info or ClusterInfo.from_env(env)
-        env["VTRAIN_ROLE"] = info.role
+        info = self.prepare(info, env, nproc_per_node=nproc_per_node, local_rank=local_rank)
         if not info.is_trainer:
-            return TorchHandle(role=info.role, world=None, backend=None, device=torch.device("cpu"))
+            return TorchHandle(
+                info=info, is_leader=False, world=None, backend=None, device=torch.device("cpu")
+            )
 
         world = World.from_cluster(
             info, nproc_per_node=nproc_per_node, local_rank=local_rank, environ=env
         )
-        env.update(world.env())
+        # Process 0 of the leading machine leads; under a per-GPU launcher the others do not.
+        is_leader = self.leads(info, env) and world.local_rank == 0
         gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
         backend = choose_backend(backend, gpus=gpus, local_world_size=world.local_world_size)
         device = (
@@ -78,7 +90,9 @@ class PyTorchPlugin(Plugin):
                     stacklevel=2,
                 )
         if world.world_size == 1:
-            return TorchHandle(role=info.role, world=world, backend=None, device=device)
+            return TorchHandle(
+                info=info, is_leader=is_leader, world=world, backend=None, device=device
+            )
 
         import torch.distributed as dist
 
@@ -92,7 +106,9 @@ class PyTorchPlugin(Plugin):
                 rank=world.rank,
                 timeout=timeout,
             )
-        return TorchHandle(role=info.role, world=world, backend=backend, device=device)
+        return TorchHandle(
+            info=info, is_leader=is_leader, world=world, backend=backend, device=device
+        )
 
 
 def choose_backend(requested: str | None, *, gpus: int, local_world_size: int) -> str:

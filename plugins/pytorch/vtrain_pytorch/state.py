@@ -1,6 +1,6 @@
 """Model, optimizer and step through vtrain's CheckpointManager, so a restarted job resumes.
 
-The chief saves; every replica restores the newest committed step on start, so
+The leader saves; every replica restores the newest committed step on start, so
 all ranks resume from the same state. A save is committed or absent, never half
 there: a replica killed mid-save restarts from the step before.
 """
@@ -24,16 +24,18 @@ class TrainingState:
         optimizer: Any = None,
         *,
         manager: CheckpointManager | None = None,
-        is_chief: bool | None = None,
+        is_leader: bool | None = None,
         **manager_options: Any,
     ) -> None:
         self.model = model
         self.optimizer = optimizer
-        self.manager = manager or CheckpointManager(is_chief=is_chief, **manager_options)
+        self.manager = manager or CheckpointManager(is_leader=is_leader, **manager_options)
+        self.extra: dict[str, Any] = {}
+        """The keywords the restored step was saved with; empty before a restore finds one."""
 
     def save(self, step: int, **extra: Any) -> str | None:
-        """Commit this step from the chief; other replicas do nothing and get None."""
-        if not self.manager.is_chief:
+        """Commit this step from the leader; other replicas do nothing and get None."""
+        if not self.manager.is_leader:
             return None
         import torch
 
@@ -51,10 +53,14 @@ class TrainingState:
         checkpoint = self.manager.restore()
         if checkpoint is None:
             return None
-        assert checkpoint.directory is not None  # callable saves always restore as a folder
-        state = torch.load(
-            os.path.join(checkpoint.directory, STATE_FILE), map_location="cpu", weights_only=True
-        )
+        # From /gcs or gs:// the step is a temporary local copy: removed once loaded.
+        with checkpoint:
+            assert checkpoint.directory is not None  # callable saves restore as a folder
+            state = torch.load(
+                os.path.join(checkpoint.directory, STATE_FILE),
+                map_location="cpu",
+                weights_only=True,
+            )
         _unwrapped(self.model).load_state_dict(state["model"])
         if self.optimizer is not None and "optimizer" in state:
             self.optimizer.load_state_dict(state["optimizer"])

@@ -62,12 +62,12 @@ class World:
             return cls(
                 master_addr=addr,
                 master_port=port,
-                world_size=info.world_size,
+                world_size=info.num_trainers,
                 rank=info.rank,
                 local_rank=info.local_rank or 0,
                 local_world_size=nproc,
                 node_rank=info.node_rank if info.node_rank is not None else info.rank // nproc,
-                num_nodes=max(1, info.world_size // nproc),
+                num_nodes=max(1, info.num_trainers // nproc),
             )
         nproc = _nproc(info, nproc_per_node)
         local = local_rank if local_rank is not None else (info.local_rank or 0)

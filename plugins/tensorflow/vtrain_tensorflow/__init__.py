@@ -7,6 +7,6 @@ must be in place before TensorFlow loads.
 from vtrain_tensorflow.handle import TensorFlowHandle
 from vtrain_tensorflow.plugin import TensorFlowPlugin
 from vtrain_tensorflow.strategy import cluster_resolver
-from vtrain_tensorflow.tf_config import tf_config_for
+from vtrain_tensorflow.tf_config_writer import tf_config_for
 
 __all__ = ["TensorFlowHandle", "TensorFlowPlugin", "cluster_resolver", "tf_config_for"]

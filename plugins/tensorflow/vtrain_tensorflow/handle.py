@@ -7,8 +7,9 @@ import tempfile
 from dataclasses import dataclass
 from typing import Any
 
-from vtrain import ClusterInfo, RunContext, UsageError
+from vtrain import RunContext, UsageError
 from vtrain.cluster import EVALUATOR
+from vtrain.plugins.base import Handle
 from vtrain.storage import open_location
 from vtrain_tensorflow.keras_callbacks import hypertune_callback
 
@@ -17,24 +18,13 @@ EVALUATION = "eval"
 
 
 @dataclass(frozen=True)
-class TensorFlowHandle:
+class TensorFlowHandle(Handle):
     """This replica's strategy and role; helpers for callbacks, saving and evaluation."""
 
-    info: ClusterInfo
     strategy: Any
     keras_version: str
     """tf_keras (legacy, for distributed training) or keras_3."""
     context: RunContext
-
-    @property
-    def role(self) -> str:
-        """chief, worker or evaluator (ps and PS-training workers never get a handle)."""
-        return self.info.role
-
-    @property
-    def is_chief(self) -> bool:
-        """True on the replica that writes shared artifacts."""
-        return self.info.is_chief
 
     @property
     def keras(self) -> Any:
@@ -80,7 +70,7 @@ class TensorFlowHandle:
         return found
 
     def save_model(self, model: Any, name: str = "model.keras") -> str | None:
-        """Save `model` to AIP_MODEL_DIR from the chief; return where, or None elsewhere.
+        """Save `model` to AIP_MODEL_DIR from the leader; return where, or None elsewhere.
 
         Every replica must call it: saving a distributed model may run collective
         ops. Other replicas save into a temporary folder that is then removed, as
@@ -90,7 +80,7 @@ class TensorFlowHandle:
         with tempfile.TemporaryDirectory(prefix="vtrain-model-") as scratch:
             local = os.path.join(scratch, name)
             model.save(local)
-            if not self.is_chief:
+            if not self.is_leader:
                 return None
             target = open_location(self.context.model_dir)
             target.makedirs()

@@ -11,7 +11,7 @@ variable then, so it must be set before that, ideally before `import tensorflow`
 from __future__ import annotations
 
 import sys
-from collections.abc import MutableMapping
+from collections.abc import Mapping, MutableMapping
 
 from vtrain import ClusterInfo, UsageError
 
@@ -43,20 +43,32 @@ def resolved() -> str | None:
     return LEGACY if tf.__dict__.get("_tf_uses_legacy_keras") else KERAS_3
 
 
+def check_not_too_late(info: ClusterInfo) -> None:
+    """Refuse a multi-replica cluster when TensorFlow already routes `tf.keras` to Keras 3."""
+    if wanted(info) != LEGACY:
+        return
+    already = resolved()
+    if already not in (None, LEGACY):
+        raise UsageError(
+            "TensorFlow was imported with Keras 3, which fails under multi-worker training",
+            source="vtrain.plugins.get('tensorflow').configure()",
+            value=already,
+            expected="configure() before `import tensorflow`",
+            hint=f"call configure() at the top of the script, before importing tensorflow, "
+            f"or set {VARIABLE}=1 in the environment before Python starts",
+        )
+
+
+def chosen(info: ClusterInfo, environ: Mapping[str, str]) -> str:
+    """The Keras in use: tf_keras on a cluster; alone, Keras 3 unless the user chose legacy."""
+    if wanted(info) == LEGACY:
+        return LEGACY
+    return LEGACY if environ.get(VARIABLE, "") in ("1", "true", "True") else KERAS_3
+
+
 def select_keras(info: ClusterInfo, environ: MutableMapping[str, str]) -> str:
     """Route `tf.keras` to the Keras that works for this cluster; refuse if it is too late."""
+    check_not_too_late(info)
     if wanted(info) == LEGACY:
-        already = resolved()
-        if already not in (None, LEGACY):
-            raise UsageError(
-                "TensorFlow was imported with Keras 3, which fails under multi-worker training",
-                source="vtrain.plugins.get('tensorflow').configure()",
-                value=already,
-                expected="configure() before `import tensorflow`",
-                hint=f"call configure() at the top of the script, before importing tensorflow, "
-                f"or set {VARIABLE}=1 in the environment before Python starts",
-            )
         environ[VARIABLE] = "1"
-        return LEGACY
-    # A single process keeps Keras 3, unless the user chose legacy Keras explicitly.
-    return LEGACY if environ.get(VARIABLE, "") in ("1", "true", "True") else KERAS_3
+    return chosen(info, environ)

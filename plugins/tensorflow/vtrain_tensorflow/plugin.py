@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import MutableMapping
-from typing import Any
+import threading
+from collections.abc import Mapping, MutableMapping
+from datetime import timedelta
 
 from vtrain import ClusterInfo, ConfigError, RunContext
 from vtrain.cluster import CHIEF, PS, WORKER
 from vtrain.plugins.base import Plugin
+from vtrain.plugins.wait import split_address, wait_for_chief
 from vtrain_tensorflow.handle import TensorFlowHandle
-from vtrain_tensorflow.keras_choice import select_keras
-from vtrain_tensorflow.tf_config import uses_parameter_servers, write_tf_config
+from vtrain_tensorflow.keras_choice import LEGACY, VARIABLE, check_not_too_late, chosen, wanted
+from vtrain_tensorflow.tf_config_writer import tf_config_for, uses_parameter_servers
+
+# Replicas start minutes apart on Vertex; a worker waits this long for the chief to listen.
+DEFAULT_WAIT = timedelta(minutes=30)
 
 
 class TensorFlowPlugin(Plugin):
@@ -21,12 +27,38 @@ class TensorFlowPlugin(Plugin):
     extra = "tensorflow"
     requires = ("tensorflow",)
 
+    def environment(
+        self, info: ClusterInfo, environ: Mapping[str, str], **options: object
+    ) -> dict[str, str | None]:
+        """TF_CONFIG (removed for a single process), the Keras choice, gRPC's fail-fast mode."""
+        config = tf_config_for(info)
+        variables: dict[str, str | None] = {
+            "TF_CONFIG": None if config is None else json.dumps(config)
+        }
+        if wanted(info) == LEGACY:
+            variables[VARIABLE] = "1"
+        if uses_parameter_servers(info) and "GRPC_FAIL_FAST" not in environ:
+            # The coordinator should not fail a whole step when one worker is slow to answer.
+            variables["GRPC_FAIL_FAST"] = "use_caller"
+        return variables
+
+    def serves(self, info: ClusterInfo) -> bool:
+        """Workers and parameter servers of parameter-server training serve the chief."""
+        return uses_parameter_servers(info) and info.role in (WORKER, PS)
+
+    def serve(self, info: ClusterInfo, stopped: threading.Event) -> None:
+        """Host this replica's tf.distribute.Server until the job ends."""
+        from vtrain_tensorflow.servers import serve_until_stopped
+
+        self.require("tensorflow")
+        serve_until_stopped(info, stopped)
+
     def configure(
         self,
         info: ClusterInfo | None = None,
         *,
+        wait: timedelta = DEFAULT_WAIT,
         environ: MutableMapping[str, str] | None = None,
-        **options: Any,
     ) -> TensorFlowHandle:
         """Write TF_CONFIG, choose Keras, and return this replica's strategy in a handle.
 
@@ -34,9 +66,8 @@ class TensorFlowPlugin(Plugin):
         TF_CONFIG once, when a strategy is built, and resolves `tf.keras` on its
         first use. On the workers and parameter servers of parameter-server
         training this never returns: they serve the chief until the job ends,
-        then exit 0.
+        then exit 0. A multi-worker worker waits up to `wait` for the chief.
         """
-        self.reject_unknown(options, ("info", "environ"))
         env = os.environ if environ is None else environ
         info = info or ClusterInfo.from_env(env)
         if uses_parameter_servers(info) and not info.cluster.get(CHIEF):
@@ -47,22 +78,20 @@ class TensorFlowPlugin(Plugin):
                 value=sorted(info.cluster),
                 expected="a chief (or master) beside the workers and parameter servers",
             )
-        write_tf_config(info, env)
-        keras_version = select_keras(info, env)
-        if uses_parameter_servers(info):
-            # The coordinator should not fail a whole step when one worker is slow to answer.
-            env.setdefault("GRPC_FAIL_FAST", "use_caller")
+        check_not_too_late(info)
+        info = self.prepare(info, env)
         self.require("tensorflow")
-        if uses_parameter_servers(info) and info.role in (WORKER, PS):
-            from vtrain_tensorflow.servers import serve_until_stopped
-
-            serve_until_stopped(info)
+        if info.role == WORKER and info.rank and info.chief_address:
+            # MultiWorkerMirroredStrategy: the chief hosts the coordination service.
+            host, port = split_address(info.chief_address, "TF_CONFIG: cluster.chief[0]")
+            wait_for_chief(host, port, wait, source="TF_CONFIG: cluster.chief[0]")
 
         from vtrain_tensorflow.strategy import strategy_for
 
         return TensorFlowHandle(
             info=info,
+            is_leader=self.leads(info, env),
             strategy=strategy_for(info),
-            keras_version=keras_version,
+            keras_version=chosen(info, env),
             context=RunContext.from_env(env, trial_id=info.trial_id),
         )

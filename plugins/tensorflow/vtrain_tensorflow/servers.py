@@ -2,23 +2,20 @@
 
 Under parameter-server training only the chief runs the program; the others
 host a gRPC server that the chief dispatches to. The platform stops them with
-SIGTERM when the chief succeeds; that is the normal end, so they exit 0.
+SIGTERM when the chief succeeds; that is the normal end, so they exit 0
+(vtrain.plugins.serve.run_service sees to both).
 """
 
 from __future__ import annotations
 
-import os
-import signal
-import sys
 import threading
-from typing import NoReturn
 
 from vtrain import ClusterInfo
 from vtrain_tensorflow.strategy import cluster_resolver
 
 
-def serve_until_stopped(info: ClusterInfo) -> NoReturn:
-    """Start this replica's tf.distribute.Server and block until SIGTERM or SIGINT."""
+def serve_until_stopped(info: ClusterInfo, stopped: threading.Event) -> None:
+    """Start this replica's tf.distribute.Server and serve until `stopped` is set."""
     import tensorflow as tf
 
     resolver = cluster_resolver(info)
@@ -29,14 +26,8 @@ def serve_until_stopped(info: ClusterInfo) -> NoReturn:
         protocol="grpc",
         start=True,
     )
-    stopped = threading.Event()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, lambda *_: stopped.set())
     print(f"vtrain: {info.role} {info.index} serving at {server.target}", flush=True)
     # server.join() blocks in C++ where no Python signal handler can run; wait here instead.
+    # TensorFlow's server threads cannot be stopped: the core's run_service exits past them.
     while not stopped.wait(1.0):
         pass
-    sys.stdout.flush()
-    sys.stderr.flush()
-    # TensorFlow's server threads cannot be stopped cleanly; the job is over, so leave now.
-    os._exit(0)

@@ -6,7 +6,11 @@ from typing import Any
 
 from vtrain import ClusterInfo
 from vtrain.cluster import CHIEF, WORKER
-from vtrain_tensorflow.tf_config import cluster_spec_dict, tf_config_for, uses_parameter_servers
+from vtrain_tensorflow.tf_config_writer import (
+    cluster_spec_dict,
+    tf_config_for,
+    uses_parameter_servers,
+)
 
 
 def cluster_resolver(info: ClusterInfo, *, gpus: int | None = None) -> Any:

@@ -78,7 +78,7 @@ def manager(config: dict[str, Any]) -> Any:
 
     return CheckpointManager(
         config["uri"],
-        is_chief=True,
+        is_leader=True,
         keep=config.get("keep"),
         keep_every=config.get("keep_every"),
         environ=config.get("environ", {}),

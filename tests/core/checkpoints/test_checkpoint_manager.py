@@ -15,7 +15,7 @@ from vtrain.storage import open_location
 
 
 def manager(medium, **kwargs) -> CheckpointManager:
-    kwargs.setdefault("is_chief", True)
+    kwargs.setdefault("is_leader", True)
     return CheckpointManager(medium.uri, **medium.options, **kwargs)
 
 
@@ -130,7 +130,7 @@ def test_first_save_cleans_up(medium) -> None:
 def test_a_worker_writes_privately_and_reads_the_chiefs(medium, tmp_path: Path) -> None:
     chief = manager(medium)
     chief.save(4, b"chief's")
-    worker = manager(medium, is_chief=False, private_directory=str(tmp_path / "private"))
+    worker = manager(medium, is_leader=False, private_directory=str(tmp_path / "private"))
     worker.save(5, b"worker's")
     assert worker.steps() == [4] and bytes(worker.restore().data) == b"chief's"  # type: ignore[union-attr]
     assert os.listdir(tmp_path / "private") == ["step-000000000005"]
@@ -141,7 +141,7 @@ def test_a_worker_without_a_private_folder_gets_a_temporary_one(
     medium, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # keep /tmp clean
-    worker = manager(medium, is_chief=False)
+    worker = manager(medium, is_leader=False)
     uri = worker.save(1, b"w")
     assert worker.write_location.uri != worker.directory and uri.startswith(
         worker.write_location.uri
@@ -155,7 +155,7 @@ def test_a_worker_without_a_private_folder_gets_a_temporary_one(
 def test_a_private_temporary_folder_goes_with_its_manager(medium) -> None:
     import gc
 
-    worker = manager(medium, is_chief=False)
+    worker = manager(medium, is_leader=False)
     worker.save(1, b"w")
     private = worker.write_location.path
     assert private is not None and os.path.isdir(private)
@@ -164,11 +164,11 @@ def test_a_private_temporary_folder_goes_with_its_manager(medium) -> None:
     assert not os.path.exists(private)
 
 
-def test_the_trial_decides_the_folder_whether_or_not_is_chief_is_given(tmp_path: Path) -> None:
+def test_the_trial_decides_the_folder_whether_or_not_is_leader_is_given(tmp_path: Path) -> None:
     from platform_examples import VERTEX_CLUSTER, cluster_spec
 
     env = {"CLUSTER_SPEC": cluster_spec(VERTEX_CLUSTER, "workerpool0", 0, trial="3")}
-    given = CheckpointManager(str(tmp_path), is_chief=True, environ=env)
+    given = CheckpointManager(str(tmp_path), is_leader=True, environ=env)
     detected = CheckpointManager(str(tmp_path), environ=env)
     assert given.directory == detected.directory == f"{tmp_path}/trial-3"
 
@@ -183,7 +183,7 @@ def test_a_failed_step_leaves_nothing_in_the_into_folder(tmp_path: Path) -> None
 
     mount = tmp_path / "gcs"
     (mount / "bucket").mkdir(parents=True)
-    m = CheckpointManager("gs://bucket/ck", is_chief=True, gcs_mount=str(mount), environ={})
+    m = CheckpointManager("gs://bucket/ck", is_leader=True, gcs_mount=str(mount), environ={})
     m.save(1, writer({"model": b"model@1"}))
     m.save(2, writer({"optimizer": b"opt@2", "model": b"model@2"}))
     step2 = mount / "bucket" / "ck" / "step-000000000002"
@@ -199,19 +199,19 @@ def test_a_failed_step_leaves_nothing_in_the_into_folder(tmp_path: Path) -> None
 def test_per_trial_folders_under_tuning(medium) -> None:
     env = {**medium.options["environ"], "CLOUD_ML_TRIAL_ID": "7"}
     options = {**medium.options, "environ": env}
-    m = CheckpointManager(medium.uri, is_chief=True, **options)
+    m = CheckpointManager(medium.uri, is_leader=True, **options)
     assert m.directory.endswith("/trial-7")
     m.save(1, b"t7")
     other = CheckpointManager(
-        medium.uri, is_chief=True, **{**options, "environ": {**env, "CLOUD_ML_TRIAL_ID": "8"}}
+        medium.uri, is_leader=True, **{**options, "environ": {**env, "CLOUD_ML_TRIAL_ID": "8"}}
     )
     assert other.latest_step() is None
-    assert CheckpointManager(medium.uri, is_chief=True, per_trial=False, **options).steps() == []
+    assert CheckpointManager(medium.uri, is_leader=True, per_trial=False, **options).steps() == []
 
 
 def test_the_platforms_own_folder_is_not_nested(tmp_path: Path) -> None:
     env = {"CLOUD_ML_TRIAL_ID": "3", "AIP_CHECKPOINT_DIR": f"{tmp_path}/3/checkpoints/"}
-    m = CheckpointManager(env["AIP_CHECKPOINT_DIR"], is_chief=True, environ=env)
+    m = CheckpointManager(env["AIP_CHECKPOINT_DIR"], is_leader=True, environ=env)
     assert m.directory == f"{tmp_path}/3/checkpoints"
 
 
@@ -261,7 +261,7 @@ def test_restoring_an_uncommitted_step_lists_the_committed(medium) -> None:
 @pytest.mark.parametrize(("argument", "value"), [("keep", 0), ("keep_every", -2), ("keep", 1.0)])
 def test_bad_retention(tmp_path: Path, argument: str, value: object) -> None:
     with pytest.raises(UsageError, match=f"{argument}: not a positive count"):
-        CheckpointManager(tmp_path, is_chief=True, environ={}, **{argument: value})  # type: ignore[arg-type]
+        CheckpointManager(tmp_path, is_leader=True, environ={}, **{argument: value})  # type: ignore[arg-type]
 
 
 def test_defaults_come_from_the_platform(tmp_path: Path) -> None:
@@ -272,11 +272,11 @@ def test_defaults_come_from_the_platform(tmp_path: Path) -> None:
     }
     env = {"CLUSTER_SPEC": json.dumps(spec), "VTRAIN_OUTPUT_DIR": str(tmp_path)}
     worker = CheckpointManager(environ=env)
-    assert not worker.is_chief
+    assert not worker.is_leader
     assert worker.directory == str(tmp_path / "5" / "checkpoints")
     spec["task"] = {"type": "workerpool0", "index": 0, "trial": "5"}
     chief = CheckpointManager(environ={**env, "CLUSTER_SPEC": json.dumps(spec)})
-    assert chief.is_chief and chief.directory == worker.directory
+    assert chief.is_leader and chief.directory == worker.directory
     chief.save(1, b"c")
     assert worker.latest_step() == 1
 

@@ -18,7 +18,7 @@ STEP = "step-000000000002"
 @pytest.fixture
 def saved(medium) -> tuple[CheckpointManager, Location, str]:
     """Steps 1 and 2 committed; returns the manager, the root and step 2's data file name."""
-    m = CheckpointManager(medium.uri, is_chief=True, **medium.options)
+    m = CheckpointManager(medium.uri, is_leader=True, **medium.options)
     m.save(1, {"w": b"one" * 1000})
     m.save(2, {"w": b"two" * 1000, "x": b"extra"})
     loc = open_location(medium.uri, **medium.options)
@@ -131,7 +131,7 @@ def test_names_from_the_folder_listing_are_not_trusted(medium) -> None:
     loc = open_location(medium.uri, **medium.options)
     for name in ("step-12", "step-0000000000001", "step-00000000000x", "step-000000000001-x"):
         loc.write_bytes(f"{name}/COMMIT.json", b"{}")
-    m = CheckpointManager(medium.uri, is_chief=True, **medium.options)
+    m = CheckpointManager(medium.uri, is_leader=True, **medium.options)
     assert m.steps() == [] and m.restore() is None
     m.save(1, b"1")
     assert m.steps() == [1]
@@ -140,7 +140,7 @@ def test_names_from_the_folder_listing_are_not_trusted(medium) -> None:
 @pytest.mark.parametrize("damage", ["flip", "truncate"])
 def test_large_files_are_checked_too(medium, damage: str) -> None:
     # Large files take other paths: a memory map on a local disk, batched CRC feeding on gs://.
-    m = CheckpointManager(medium.uri, is_chief=True, **medium.options)
+    m = CheckpointManager(medium.uri, is_leader=True, **medium.options)
     big = os.urandom(9 << 20)
     m.save(1, big)
     ckpt = m.restore(1)

@@ -44,4 +44,4 @@ def test_trial_ids_from_the_environment_cannot_escape(tmp_path: Path) -> None:
 
     for bad in ("../../etc", "a/b", "..", ".hidden/x"):
         with pytest.raises(ConfigError, match="CLOUD_ML_TRIAL_ID: trial id is not a plain folder"):
-            CheckpointManager(tmp_path, is_chief=True, environ={"CLOUD_ML_TRIAL_ID": bad})
+            CheckpointManager(tmp_path, is_leader=True, environ={"CLOUD_ML_TRIAL_ID": bad})

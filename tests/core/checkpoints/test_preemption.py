@@ -18,7 +18,7 @@ LOOP = """
     import sys, time
     from vtrain.checkpoints import CheckpointManager
     from vtrain.preemption import PreemptionHandler
-    m = CheckpointManager(sys.argv[1], is_chief=True, environ={{}})
+    m = CheckpointManager(sys.argv[1], is_leader=True, environ={{}})
     with PreemptionHandler(grace={grace}) as preempted:
         print("ready", flush=True)
         step = 0
@@ -50,7 +50,7 @@ def test_sigterm_saves_once_more_then_exits_143(tmp_path: Path) -> None:
     out, err = process.communicate(timeout=60)
     assert process.returncode == EXIT_STATUS == 143, err
     final = int(out.split()[-1])
-    m = CheckpointManager(tmp_path / "ckpt", is_chief=True, environ={})
+    m = CheckpointManager(tmp_path / "ckpt", is_leader=True, environ={})
     ckpt = m.restore()
     assert ckpt is not None and ckpt.step == final and ckpt.data == b"final %d" % final
 

@@ -142,19 +142,19 @@ CONFLICTS = [
     (
         "RANK disagrees with CLUSTER_SPEC",
         {"CLUSTER_SPEC": cluster_spec(VERTEX_CLUSTER, "workerpool1", 1), "RANK": "1"},
-        r"RANK: RANK=1, but vertex gives this replica rank 2",
+        r"RANK: RANK=1, but CLUSTER_SPEC gives this replica rank 2",
     ),
     (
         "WORLD_SIZE disagrees with TF_CONFIG",
         {"TF_CONFIG": tf_config({"chief": ["c:1"], "worker": ["a:1"]}, "chief", 0),
          "WORLD_SIZE": "4", "RANK": "0"},
-        r"WORLD_SIZE=4, but tf_config gives this replica world_size 2",
+        r"WORLD_SIZE=4, but TF_CONFIG has 2 trainers",
     ),
     (
         "CLOUD_ML_TRIAL_ID disagrees",
         {"CLUSTER_SPEC": cluster_spec(VERTEX_CLUSTER, "workerpool0", 0, trial="3"),
          "CLOUD_ML_TRIAL_ID": "4"},
-        r"CLOUD_ML_TRIAL_ID=4, but vertex says trial 3",
+        r"CLOUD_ML_TRIAL_ID=4, but CLUSTER_SPEC says trial 3",
     ),
 ]  # fmt: skip
 
@@ -174,7 +174,8 @@ def test_the_override_picks_a_side_explicitly() -> None:
     info = ClusterInfo.from_env(env)
     assert (info.source, info.role, info.index, info.rank) == ("tf_config", "worker", 1, 2)
     env["VTRAIN_CLUSTER_SOURCE"] = "cluster_spec"
-    assert ClusterInfo.from_env(env).role == "chief"
+    info = ClusterInfo.from_env(env)
+    assert (info.source, info.platform, info.role) == ("cluster_spec", "vertex", "chief")
     env["VTRAIN_CLUSTER_SOURCE"] = "single"
     assert ClusterInfo.from_env(env).source == "single"
 

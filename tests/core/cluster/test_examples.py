@@ -11,12 +11,29 @@ from vtrain import ClusterInfo
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda e: e.name)
 def test_example_reads_as_the_platform_means_it(example: Example) -> None:
     info = ClusterInfo.from_env(example.env)
-    assert (info.source, info.role, info.index) == (example.source, example.role, example.index)
-    assert info.rank == example.rank
-    assert info.world_size == info.num_trainers == example.world_size
+    assert (info.source, info.platform) == (example.source, example.platform)
+    assert (info.role, info.index, info.rank) == (example.role, example.index, example.rank)
+    assert info.num_trainers == example.num_trainers
     assert info.is_chief is example.is_chief
     assert info.chief_address == example.chief_address
     assert info.trial_id == example.trial_id
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda e: e.name)
+def test_the_source_is_the_name_that_forces_it(example: Example) -> None:
+    # One vocabulary: what `info.source` says is what VTRAIN_CLUSTER_SOURCE takes.
+    info = ClusterInfo.from_env(example.env)
+    assert ClusterInfo.from_env({**example.env, "VTRAIN_CLUSTER_SOURCE": info.source}) == info
+
+
+def test_torchrun_in_a_kubeflow_pod_is_read_per_process_and_says_kubeflow() -> None:
+    info = ClusterInfo.from_env(
+        {"TORCHELASTIC_RUN_ID": "j", "RANK": "9", "WORLD_SIZE": "16", "LOCAL_RANK": "1",
+         "MASTER_ADDR": "job-master-0", "MASTER_PORT": "23456", "PET_NPROC_PER_NODE": "8",
+         "PET_NNODES": "2"}
+    )  # fmt: skip
+    assert (info.source, info.platform) == ("torchrun", "kubeflow")
+    assert (info.rank, info.num_trainers) == (9, 16)
 
 
 def test_ranks_of_a_whole_vertex_cluster_are_a_permutation() -> None:

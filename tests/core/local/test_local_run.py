@@ -325,7 +325,7 @@ def test_done_means_vtrain_info_shows_every_replica_its_role_and_rank(
     expected = {n: e for n, e in EXPECTED_INFO.items() if roles or e[0] in ("chief", "worker")}
     assert {n: (i["role"], i["index"], i["rank"]) for n, i in seen.items()} == expected
     if platform in ("vertex", "aiplatform"):
-        assert {i["source"] for i in seen.values()} == {platform}
+        assert {i["platform"] for i in seen.values()} == {platform}
 
 
 def test_the_literal_done_means_command(vtrain: Run, tmp_path: Path) -> None:
@@ -351,7 +351,7 @@ def test_the_literal_done_means_command(vtrain: Run, tmp_path: Path) -> None:
     assert "chief-0" in seen
     for name, info in seen.items():
         assert (info["role"], info["index"], info["rank"]) == EXPECTED_INFO[name]
-        assert info["source"] == "vertex"
+        assert info["platform"] == "vertex"
 
 
 def test_the_example_cluster(vtrain: Run, tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ if late:
 
 handle = vtrain.plugins.get("pytorch").configure()
 result = {"role": handle.role, "rank": handle.rank, "world_size": handle.world_size,
-          "is_chief": handle.is_chief,
+          "is_leader": handle.is_leader,
           # Read again after configure() rewrote RANK & co.: must agree (checkpoints, metrics).
           "is_chief_again": vtrain.ClusterInfo.from_env().is_chief}  # fmt: skip
 if handle.in_world:
@@ -33,4 +33,4 @@ with open(os.path.join(os.environ["RESULTS"], f"{handle.role}-{os.getpid()}.json
     json.dump(result, f)
 # Nobody leaves before everyone has written: the chief's exit ends the job.
 handle.barrier()
-handle.teardown()
+handle.close()

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from typing import Any
 
-import torch
 from lightning.pytorch import Callback, LightningModule, Trainer
 
 import vtrain
-from vtrain.checkpoints import CheckpointManager
+from vtrain.checkpoints import Checkpoint, CheckpointManager
 
 CHECKPOINT_FILE = "lightning.ckpt"
 
@@ -19,31 +19,55 @@ class VtrainCheckpoint(Callback):
 
     Lightning's own ModelCheckpoint writes files in place: a replica killed
     mid-write leaves a `last.ckpt` that looks valid and is not. Here a step is
-    committed whole or not at all, and only global rank 0 writes.
+    committed whole or not at all, and only the leader writes it.
     """
 
     def __init__(self, manager: CheckpointManager, *, every_n_epochs: int = 1) -> None:
         self.manager = manager
         self.every_n_epochs = every_n_epochs
+        self._restored: Checkpoint | None = None
 
     def on_train_epoch_end(self, trainer: Trainer, pl_module: LightningModule) -> None:
         """Commit the state after every `every_n_epochs` epochs."""
         if (trainer.current_epoch + 1) % self.every_n_epochs or trainer.sanity_checking:
             return
-        state = trainer._checkpoint_connector.dump_checkpoint(weights_only=False)
-        if trainer.is_global_zero:
+        # Trainer.save_checkpoint is the public way to the full state; every rank must call
+        # it (it gathers sharded state and ends in a barrier), and only global rank 0 writes.
+        if self.manager.is_leader:
             self.manager.save(
                 trainer.global_step,
-                lambda folder: torch.save(state, os.path.join(folder, CHECKPOINT_FILE)),
+                lambda folder: trainer.save_checkpoint(os.path.join(folder, CHECKPOINT_FILE)),
             )
+        else:
+            with tempfile.TemporaryDirectory(prefix="vtrain-lightning-") as scratch:
+                trainer.save_checkpoint(os.path.join(scratch, CHECKPOINT_FILE))
         trainer.strategy.barrier("vtrain-checkpoint")
 
     def resume_path(self) -> str | None:
-        """A local path to the newest committed Trainer state, for `fit(ckpt_path=...)`."""
+        """A local path to the newest committed Trainer state, for `fit(ckpt_path=...)`.
+
+        From /gcs or gs:// it is a temporary copy, removed once training has started
+        from it (Lightning has loaded it by then).
+        """
+        self._close_restored()
         checkpoint = self.manager.restore()
         if checkpoint is None or checkpoint.directory is None:
             return None
+        self._restored = checkpoint
         return os.path.join(checkpoint.directory, CHECKPOINT_FILE)
+
+    def on_train_start(self, trainer: Trainer, pl_module: LightningModule) -> None:
+        """The restored state is loaded by now: drop its temporary copy."""
+        self._close_restored()
+
+    def teardown(self, trainer: Trainer, pl_module: LightningModule, stage: str) -> None:
+        """Drop the temporary copy when fit ends before training started."""
+        self._close_restored()
+
+    def _close_restored(self) -> None:
+        if self._restored is not None:
+            self._restored.close()
+            self._restored = None
 
 
 class HypertuneCallback(Callback):
@@ -54,7 +78,7 @@ class HypertuneCallback(Callback):
         self.tag = tag
 
     def on_train_epoch_end(self, trainer: Trainer, pl_module: LightningModule) -> None:
-        """Report `monitor` from the chief, when it was logged this epoch."""
+        """Report `monitor` from the leader, when it was logged this epoch."""
         value: Any = trainer.callback_metrics.get(self.monitor)
         if value is not None and trainer.is_global_zero:
             vtrain.hypertune.report(float(value), tag=self.tag, step=trainer.global_step)

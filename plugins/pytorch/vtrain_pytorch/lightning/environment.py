@@ -50,7 +50,7 @@ class VtrainEnvironment(ClusterEnvironment):
     def detect() -> bool:
         """True where CLUSTER_SPEC or TF_CONFIG describes the cluster (Vertex, AI Platform)."""
         try:
-            return ClusterInfo.from_env().source in ("vertex", "aiplatform", "tf_config")
+            return ClusterInfo.from_env().source in ("cluster_spec", "tf_config")
         except ConfigError:
             return False
 

@@ -24,7 +24,7 @@ def trainer_options(
 
     The process group is initialised here, with vtrain's patient rendezvous and
     long timeout; Lightning then finds it ready. Checkpoints go through vtrain
-    (atomic, chief-only) instead of Lightning's ModelCheckpoint; resume with
+    (atomic, written by the leader only) instead of Lightning's ModelCheckpoint; resume with
     `trainer.fit(model, ckpt_path=resume_path(options))`. `monitor` names a
     logged metric to report for hyperparameter tuning each epoch.
     """
@@ -41,7 +41,7 @@ def trainer_options(
     # that Vertex provides, the same folders are local paths.
     checkpoint_dir = _local_view(context.checkpoint_dir)
     tensorboard_dir = _local_view(context.tensorboard_dir)
-    manager = CheckpointManager(is_chief=handle.is_chief, keep=keep)
+    manager = CheckpointManager(is_leader=handle.is_leader, keep=keep)
     callbacks: list[Any] = [VtrainCheckpoint(manager)]
     if monitor is not None:
         callbacks.append(HypertuneCallback(monitor))

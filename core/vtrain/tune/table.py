@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 
-from vtrain.hypertune.results import ACTIVE, FAILED, SUCCEEDED, StudyResult, Trial
-from vtrain.hypertune.runner import StudyRunner
-from vtrain.hypertune.search import Parameters
-from vtrain.hypertune.study import Study, Value
-from vtrain.hypertune.trial_env import LOG_FILE, trial_folder
+from vtrain.tune.results import ACTIVE, FAILED, SUCCEEDED, StudyResult, Trial
+from vtrain.tune.runner import StudyRunner
+from vtrain.tune.samplers import Parameters
+from vtrain.tune.study import Study, Value
+from vtrain.tune.trial_env import trial_log
 
 
 def _value(v: Value | None) -> str:
@@ -40,7 +39,7 @@ def progress_line(event: str, trial: Trial, runner: StudyRunner) -> str:
     if trial.reason:
         what += f" ({trial.reason})"
     if trial.status == FAILED:
-        what += f", log: {os.path.join(trial_folder(runner.output_dir, trial.trial_id), LOG_FILE)}"
+        what += f", log: {trial_log(runner.output_dir, trial.trial_id)}"
     best = runner.best()
     standing = f"{running} running, {failed} failed"
     if best is not None:

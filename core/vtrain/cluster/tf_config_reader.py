@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from vtrain.cluster import fields
 from vtrain.cluster.build import checked
 from vtrain.cluster.info import ClusterInfo
 from vtrain.cluster.roles import NAMED_ROLES
 from vtrain.errors import ConfigError
 
+NAME = "tf_config"
 VARIABLE = "TF_CONFIG"
 
 
-def describes_cluster(text: str) -> bool:
-    """False for a TF_CONFIG that says nothing (``{}``), which TensorFlow itself runs locally."""
+def present(environ: Mapping[str, str]) -> bool:
+    """False for a TF_CONFIG unset or saying nothing (``{}``), which TensorFlow runs locally."""
+    text = environ.get(VARIABLE)
+    if not text:
+        return False
     try:
         doc = fields.parse_json(VARIABLE, text)
     except ConfigError:
@@ -20,7 +26,12 @@ def describes_cluster(text: str) -> bool:
     return not isinstance(doc, dict) or bool(doc.get("cluster") or doc.get("task"))
 
 
-def read_tf_config(text: str | bytes, variable: str = VARIABLE) -> ClusterInfo:
+def read(environ: Mapping[str, str]) -> ClusterInfo:
+    """The cluster TF_CONFIG describes."""
+    return parse(environ[VARIABLE])
+
+
+def parse(text: str | bytes, variable: str = VARIABLE) -> ClusterInfo:
     """Parse a TF_CONFIG document.
 
     `environment: "cloud"` is ignored: `gcloud ai-platform local train` writes it
@@ -48,7 +59,7 @@ def read_tf_config(text: str | bytes, variable: str = VARIABLE) -> ClusterInfo:
     role_names.setdefault(role, task_type)
     return checked(
         variable,
-        source="tf_config",
+        source=NAME,
         cluster=cluster,
         role=role,
         index=fields.index(variable, "task.index", task.get("index", 0)),

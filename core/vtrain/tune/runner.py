@@ -1,9 +1,10 @@
 """Running a study: one process (or one local cluster) per trial, in parallel, resumable.
 
 Each trial gets what Vertex gives it: the parameters as ``--name=value`` flags
-after the command, `CLOUD_ML_TRIAL_ID`, a metric file of its own, and
+after the command, and the variables `vtrain local run --trial N` writes
+(CLUSTER_SPEC, the CLOUD_ML_* ids, a metric file of its own, and
 `AIP_MODEL_DIR`/`AIP_CHECKPOINT_DIR`/`AIP_TENSORBOARD_LOG_DIR` under
-``<output>/<trial>/``. The state of the study is ``<output>/study.json``,
+``<output>/<trial>/``). The state of the study is ``<output>/study.json``,
 rewritten atomically after every change; run the same study into the same
 folder again and finished trials are kept, interrupted ones rerun.
 """
@@ -23,7 +24,8 @@ from dataclasses import asdict, dataclass, field, replace
 
 from vtrain.errors import LaunchError, StorageError, UsageError
 from vtrain.hypertune.metric_file import metric_values, read_entries
-from vtrain.hypertune.results import (
+from vtrain.local.process import kill_group
+from vtrain.tune.results import (
     ACTIVE,
     FAILED,
     RESULTS_FILE,
@@ -34,10 +36,9 @@ from vtrain.hypertune.results import (
     read_trials,
     write_results,
 )
-from vtrain.hypertune.search import grid_size, make_sampler
-from vtrain.hypertune.study import Study
-from vtrain.hypertune.trial_env import LOG_FILE, METRIC_FILE, trial_environment, trial_folder
-from vtrain.local.process import kill_group
+from vtrain.tune.samplers import grid_size, make_sampler
+from vtrain.tune.study import Study
+from vtrain.tune.trial_env import trial_environment, trial_log, trial_metric_file, trial_plan
 
 # How long a stopped trial gets between SIGTERM and SIGKILL.
 STOP_GRACE_S = 10.0
@@ -61,6 +62,7 @@ class Replicas:
 class _Running:
     trial: Trial
     process: subprocess.Popen[bytes]
+    metric_file: str
     started: float = field(default_factory=time.monotonic)
 
 
@@ -177,14 +179,16 @@ class StudyRunner:
     # -- one trial -----------------------------------------------------------------------
 
     def _start(self, trial: Trial) -> _Running:
-        folder = trial_folder(self.output_dir, trial.trial_id)
-        os.makedirs(folder, exist_ok=True)
-        env = trial_environment(
-            self.environ, self.output_dir, trial.trial_id, self.study.metric.metric_id
-        )
         flags = [p.flag(trial.parameters[p.parameter_id]) for p in self.study.parameters]
         argv = [*self.command, *flags]
-        if self.replicas.distributed:
+        plan = trial_plan(argv, self.output_dir, trial.trial_id, **asdict(self.replicas))
+        os.makedirs(plan.trial_dir, exist_ok=True)
+        tag = self.study.metric.metric_id
+        if not self.replicas.distributed:
+            env = trial_environment(plan, self.environ, tag)
+        else:
+            # `vtrain local run` writes each replica's variables; the tag reaches them all.
+            env = {**self.environ, "CLOUD_ML_HP_METRIC_TAG": tag}
             r = self.replicas
             argv = [
                 sys.executable,
@@ -209,7 +213,7 @@ class StudyRunner:
             trial, started_at=time.time(), exit_code=None, final_metric=None, duration_s=None
         )
         try:
-            with open(os.path.join(folder, LOG_FILE), "ab") as log:
+            with open(trial_log(self.output_dir, trial.trial_id), "ab") as log:
                 # A session of its own: Ctrl-C reaches `vtrain tune` only, which then stops
                 # each trial's whole process group, local-cluster replicas included.
                 process = subprocess.Popen(
@@ -226,7 +230,7 @@ class StudyRunner:
                 source="COMMAND",
                 value=argv[0],
             ) from e
-        running = _Running(trial, process)
+        running = _Running(trial, process, trial_metric_file(plan))
         done, trial_id = self._done, trial.trial_id
 
         def wait() -> None:
@@ -245,7 +249,7 @@ class StudyRunner:
         )
         tag = self.study.metric.metric_id
         try:
-            values = metric_values(read_entries(self._metric_file(trial.trial_id)), tag)
+            values = metric_values(read_entries(running.metric_file), tag)
         except StorageError as e:
             values, trial = [], replace(trial, reason=str(e))
         if values:
@@ -281,9 +285,6 @@ class StudyRunner:
         for r in list(running.values()):
             self._finish(r, stopped=reason)
         running.clear()
-
-    def _metric_file(self, trial_id: str) -> str:
-        return os.path.join(trial_folder(self.output_dir, trial_id), METRIC_FILE)
 
     # -- state -----------------------------------------------------------------------------
 

@@ -7,8 +7,8 @@ import sys
 import pytest
 
 from vtrain.errors import MissingExtraError
-from vtrain.hypertune.search import GridSampler, OptunaSampler, RandomSampler
-from vtrain.hypertune.study import Metric, Parameter, Study
+from vtrain.tune.samplers import GridSampler, OptunaSampler, RandomSampler
+from vtrain.tune.study import Metric, Parameter, Study
 
 
 def make(*parameters: Parameter, algorithm: str = "RANDOM_SEARCH") -> Study:

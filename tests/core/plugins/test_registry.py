@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from vtrain import ClusterInfo, MissingExtraError, PluginError, plugins
+from vtrain import ClusterInfo, MissingExtraError, PluginError, UsageError, plugins
+from vtrain.plugins.base import Plugin
 
 PLUGIN_MODULE = """
 from vtrain.plugins.base import Plugin
@@ -25,7 +26,8 @@ class Throwaway(Plugin):
 
 class NeedsMissing(Plugin):
     name = "needsmissing"
-    extra = "needsmissing"
+    extra = "needsmissing"  # not an extra of vtrain: no hint may name it
+    install = "pip install throwaway[framework]"
     requires = ("no_such_framework_xyz",)
 
     def configure(self, info=None, **options):
@@ -80,20 +82,36 @@ def test_get_loads_only_the_plugin_asked_for(site: Path) -> None:
 def test_unknown_name_lists_the_known_ones(site: Path) -> None:
     with pytest.raises(
         PluginError, match=r"unknown plugin \(got 'torchh'\); expected one of: .*'throwaway'"
-    ):
+    ) as caught:
         plugins.get("torchh", {})
+    # A typo is not an extra: no `pip install "vtrain[torchh]"`, a suggestion instead.
+    assert "vtrain[" not in str(caught.value)
+    assert "did you mean 'pytorch'?" in str(caught.value)
 
 
-def test_missing_framework_names_the_extra(site: Path) -> None:
+def test_a_built_in_framework_that_is_missing_names_its_real_extra() -> None:
+    plugin = plugins.get("pytorch", {})
+    if plugin.is_available():
+        pytest.skip("torch is installed in this session; the core session runs without it")
+    with pytest.raises(MissingExtraError, match=r'Hint: pip install "vtrain\[pytorch\]"'):
+        plugin.require("torch")
+
+
+def test_a_third_party_extra_is_never_passed_off_as_vtrains(site: Path) -> None:
     plugin = plugins.get("needsmissing", {})
     assert not plugin.is_available()
-    with pytest.raises(MissingExtraError, match=r'pip install "vtrain\[needsmissing\]"') as caught:
+    with pytest.raises(
+        MissingExtraError, match=r"Hint: pip install throwaway\[framework\]$"
+    ) as caught:
         plugin.configure()
     assert isinstance(caught.value, ImportError) and caught.value.name == "no_such_framework_xyz"
+    assert "vtrain[" not in str(caught.value)
 
 
-def test_a_plugin_module_that_cannot_import_names_the_extra(site: Path) -> None:
-    with pytest.raises(MissingExtraError, match=r'pip install "vtrain\[missingmodule\]"'):
+def test_a_plugin_module_that_cannot_import_names_its_distribution(site: Path) -> None:
+    with pytest.raises(
+        MissingExtraError, match=r"needs 'no_such_plugin_module'.*reinstall throwaway"
+    ):
         plugins.get("missingmodule", {})
 
 
@@ -122,5 +140,35 @@ def test_plugins_can_be_switched_off(site: Path) -> None:
 
 def test_status_reports_availability_and_survives_broken_plugins(site: Path) -> None:
     status = plugins.status({})
-    assert status["throwaway"] is True
-    assert status["needsmissing"] is False and status["crashes"] is False
+    assert status["throwaway"] == "ready"
+    assert status["needsmissing"] == "framework not installed"
+    assert status["crashes"].startswith("fails to load: plugin failed to load (RuntimeError")
+
+
+def test_loaded_plugins_are_cached(site: Path) -> None:
+    assert plugins.get("throwaway", {}) is plugins.get("throwaway", {})
+
+
+def test_a_plugin_registered_at_runtime_is_listed_and_got() -> None:
+    class Runtime(Plugin):
+        name = "runtime"
+
+        def configure(self, info=None, *, environ=None):  # type: ignore[no-untyped-def,override]
+            return None
+
+    plugins.register("runtime", Runtime)
+    try:
+        assert "runtime" in plugins.available({})
+        assert isinstance(plugins.get("runtime", {}), Runtime)
+        assert "runtime" not in plugins.available({"VTRAIN_DISABLE_PLUGINS": "runtime"})
+        with pytest.raises(PluginError, match="plugin is disabled"):
+            plugins.get("runtime", {"VTRAIN_DISABLE_PLUGINS": "runtime"})
+        with pytest.raises(UsageError, match=r"a plugin of that name exists \(got 'runtime'\)"):
+            plugins.register("runtime", Runtime)
+        with pytest.raises(UsageError, match=r"a plugin of that name exists \(got 'pytorch'\)"):
+            plugins.register("pytorch", Runtime)
+        with pytest.raises(UsageError, match="not a vtrain plugin"):
+            plugins.register("other", object)  # type: ignore[arg-type]
+    finally:
+        plugins.unregister("runtime")
+    assert "runtime" not in plugins.available({})

@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from vtrain.errors import ConfigError, MissingExtraError
-from vtrain.hypertune.study import Metric, Parameter, Study
+from vtrain.tune.study import Metric, Parameter, Study
+from vtrain.tune.study_file import parse_study, read_study, study_from_document
 
 YAML = """
 metrics:
@@ -79,7 +80,7 @@ def test_yaml_study_file(tmp_path: Path) -> None:
     assert yaml.safe_load(YAML) == DOCUMENT
     path = tmp_path / "study.yaml"
     path.write_text(YAML)
-    study = Study.from_file(str(path))
+    study = read_study(str(path))
     assert study == replace(EXPECTED, source=str(path))
 
 
@@ -89,18 +90,18 @@ def test_gcloud_config_in_json_needs_only_the_standard_library(
     monkeypatch.setitem(sys.modules, "yaml", None)  # as if pyyaml were not installed
     path = tmp_path / "job.json"
     path.write_text(json.dumps(GCLOUD_JSON))
-    study = Study.from_file(str(path))
+    study = read_study(str(path))
     assert study == replace(EXPECTED, source=str(path), ignored=("displayName", "trialJobSpec"))
 
 
 def test_yaml_without_pyyaml_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "yaml", None)
     with pytest.raises(MissingExtraError, match=r"YAML study file needs 'yaml'.*vtrain\[tune\]"):
-        Study.from_text(YAML, source="study.yaml")
+        parse_study(YAML, source="study.yaml")
 
 
 def test_defaults() -> None:
-    study = Study.from_mapping(
+    study = study_from_document(
         {
             "metrics": [{"metric_id": "acc", "goal": "MAXIMIZE"}],
             "parameters": [
@@ -118,8 +119,8 @@ def test_defaults() -> None:
 
 
 def test_round_trip_through_to_dict() -> None:
-    study = Study.from_mapping(DOCUMENT, source="study.yaml")
-    assert Study.from_mapping(study.to_dict(), source="study.yaml") == study
+    study = study_from_document(DOCUMENT, source="study.yaml")
+    assert study_from_document(study.to_dict(), source="study.yaml") == study
 
 
 @pytest.mark.parametrize(
@@ -222,14 +223,14 @@ BAD = [
 @pytest.mark.parametrize(("path", "value", "field", "message"), BAD, ids=[b[0] for b in BAD])
 def test_malformed_study_names_the_field(path: str, value: Any, field: str, message: str) -> None:
     with pytest.raises(ConfigError, match=re.escape(f"study.yaml: {field}: {message}")):
-        Study.from_mapping(edit(path, value), source="study.yaml")
+        study_from_document(edit(path, value), source="study.yaml")
 
 
 def test_every_problem_is_reported_at_once() -> None:
     document = edit("algorithm", "BAYES")
     document["max_trial_count"] = 0
     with pytest.raises(ConfigError, match=r"2 problems:\n.*algorithm.*\n.*max_trial_count"):
-        Study.from_mapping(document, source="study.yaml")
+        study_from_document(document, source="study.yaml")
 
 
 @pytest.mark.parametrize(
@@ -242,9 +243,9 @@ def test_every_problem_is_reported_at_once() -> None:
 )
 def test_unreadable_documents(text: str, yaml: bool, match: str) -> None:
     with pytest.raises(ConfigError, match=match):
-        Study.from_text(text, source="s", yaml=yaml)
+        parse_study(text, source="s", yaml=yaml)
 
 
 def test_missing_file_is_named(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"nope.yaml: cannot read the study file"):
-        Study.from_file(str(tmp_path / "nope.yaml"))
+        read_study(str(tmp_path / "nope.yaml"))

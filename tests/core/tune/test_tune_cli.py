@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from hypertune_helpers import OBJECTIVE, Tune, study
+from tune_helpers import OBJECTIVE, Tune, study
 
 from vtrain.cli import main
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from vtrain.errors import MissingExtraError
-from vtrain.hypertune.study import Parameter, Study, Value
+from vtrain.tune.study import Parameter, Study, Value
 
 Parameters = dict[str, Value]
 

@@ -1,4 +1,4 @@
-"""Helpers for the hypertune tests: study documents, the tiny trial script, what a run left."""
+"""Helpers for the `vtrain tune` tests: study documents, the tiny trial script, what a run left."""
 
 from __future__ import annotations
 

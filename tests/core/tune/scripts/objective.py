@@ -29,6 +29,7 @@ record = {
     "checkpoint_dir": env.get("AIP_CHECKPOINT_DIR"),
     "tensorboard_dir": env.get("AIP_TENSORBOARD_LOG_DIR"),
     "cluster_spec": env.get("CLUSTER_SPEC"),
+    "environ": dict(env),
     "pid": os.getpid(),
     "started": started,
 }

@@ -10,7 +10,7 @@ from datetime import timedelta
 import pytest
 
 from vtrain import LaunchError
-from vtrain_pytorch.rendezvous import wait_for_chief
+from vtrain.plugins.wait import wait_for_chief
 
 
 def free_port() -> int:

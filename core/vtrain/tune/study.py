@@ -1,16 +1,13 @@
 """A study: Vertex's StudySpec, plus the job's trial counts, as frozen values.
 
-`Study.from_file` reads a study file; its format, and the parser that checks it,
-are in `vtrain.hypertune.study_file`.
+`vtrain.tune.study_file.read_study` reads one from a file; the format, and the
+parser that checks it, live there.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
-
-from vtrain.errors import ConfigError, MissingExtraError
 
 Value = int | float | str
 
@@ -72,43 +69,6 @@ class Study:
     source: str = "study"
     ignored: tuple[str, ...] = field(default=())
     """Fields present in the file that the local runner does not act on."""
-
-    @classmethod
-    def from_file(cls, path: str) -> Study:
-        """Read a .yaml/.yml (needs pyyaml) or .json study file."""
-        try:
-            with open(path, encoding="utf-8") as f:
-                text = f.read()
-        except OSError as e:
-            raise ConfigError(f"cannot read the study file: {e.strerror}", source=path) from e
-        return cls.from_text(text, source=path, yaml=not path.endswith(".json"))
-
-    @classmethod
-    def from_text(cls, text: str, *, source: str = "study", yaml: bool = True) -> Study:
-        """Parse a study document; `yaml=False` reads JSON with the standard library only."""
-        if not yaml:
-            try:
-                document = json.loads(text)
-            except ValueError as e:
-                raise ConfigError(f"not valid JSON: {e}", source=source) from e
-        else:
-            try:
-                import yaml as pyyaml  # type: ignore[import-untyped]
-            except ImportError:
-                raise MissingExtraError("a YAML study file", "tune", module="yaml") from None
-            try:
-                document = pyyaml.safe_load(text)
-            except pyyaml.YAMLError as e:
-                raise ConfigError(f"not valid YAML: {e}", source=source) from e
-        return cls.from_mapping(document, source=source)
-
-    @classmethod
-    def from_mapping(cls, document: Any, *, source: str = "study") -> Study:
-        """Build a study from parsed JSON/YAML; every problem found is reported at once."""
-        # Imported here: study_file builds the values defined in this module.
-        from vtrain.hypertune.study_file import _Parser
-
-        return _Parser(source).study(document)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready form, in the file's own field names (snake_case)."""

@@ -17,12 +17,18 @@ from vtrain.cluster.info import ClusterInfo
 from vtrain.cluster.roles import CHIEF, WORKER
 from vtrain.errors import ConfigError, ConflictError
 
+NAME = "torch_env"
 _KUBEFLOW_MARKERS = ("PET_NNODES", "PET_NPROC_PER_NODE", "PET_MASTER_ADDR", "WORKER_ADDRS")
 
 
-def describes_cluster(environ: Mapping[str, str]) -> bool:
+def present(environ: Mapping[str, str]) -> bool:
     """True when RANK or WORLD_SIZE is set: MASTER_ADDR alone describes no cluster."""
     return bool(environ.get("RANK") or environ.get("WORLD_SIZE"))
+
+
+def platform(environ: Mapping[str, str]) -> str | None:
+    """Who set RANK and friends: "kubeflow" when its operator's own variables are there too."""
+    return "kubeflow" if any(environ.get(m) for m in _KUBEFLOW_MARKERS) else None
 
 
 def master_address(environ: Mapping[str, str]) -> str:
@@ -53,7 +59,7 @@ def out_of_range(name: str, value: int, limit_name: str, limit: int) -> ConfigEr
     )
 
 
-def read_torch_env(environ: Mapping[str, str]) -> ClusterInfo:
+def read(environ: Mapping[str, str]) -> ClusterInfo:
     """A cluster from env:// variables; a replica is a machine (a pod)."""
     why = "RANK or WORLD_SIZE is set"
     world = fields.env_required_int(environ, "WORLD_SIZE", why, minimum=1)
@@ -81,7 +87,8 @@ def read_torch_env(environ: Mapping[str, str]) -> ClusterInfo:
 
     return checked(
         "RANK/WORLD_SIZE",
-        source="kubeflow" if any(environ.get(m) for m in _KUBEFLOW_MARKERS) else "torch_env",
+        source=NAME,
+        platform=platform(environ),
         cluster={CHIEF: (master_address(environ),), WORKER: _workers(environ, nnodes - 1)},
         role=CHIEF if rank == 0 else WORKER,
         index=0 if rank == 0 else rank - 1,

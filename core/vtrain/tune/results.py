@@ -13,8 +13,9 @@ from typing import Any
 
 from vtrain.errors import ConfigError, UsageError
 from vtrain.hypertune.atomic import read_nofollow, write_atomic
-from vtrain.hypertune.search import Parameters
-from vtrain.hypertune.study import Study
+from vtrain.tune.samplers import Parameters
+from vtrain.tune.study import Study
+from vtrain.tune.study_file import study_from_document
 
 RESULTS_FILE = "study.json"
 ACTIVE, SUCCEEDED, FAILED, STOPPED = "ACTIVE", "SUCCEEDED", "FAILED", "STOPPED"
@@ -100,7 +101,7 @@ def read_trials(results_file: str, study: Study) -> dict[str, Trial]:
             source=results_file,
             hint="move it away to start the study afresh",
         ) from e
-    if Study.from_mapping(recorded, source=results_file).search_space() != study.search_space():
+    if study_from_document(recorded, source=results_file).search_space() != study.search_space():
         raise UsageError(
             "this folder holds a study with a different metric, search space or algorithm",
             source=results_file,

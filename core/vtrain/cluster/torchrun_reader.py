@@ -14,19 +14,20 @@ from vtrain.cluster import fields
 from vtrain.cluster.build import checked
 from vtrain.cluster.info import ClusterInfo
 from vtrain.cluster.roles import CHIEF, WORKER
-from vtrain.cluster.torch_env import master_address, out_of_range
+from vtrain.cluster.torch_env_reader import master_address, out_of_range, platform
+from vtrain.context import LOCAL_LAUNCH
 from vtrain.errors import ConfigError
 
+NAME = "torchrun"
 MARKER = "TORCHELASTIC_RUN_ID"
-LOCAL_LAUNCH = "VTRAIN_LOCAL_LAUNCH"
 
 
-def describes_cluster(environ: Mapping[str, str]) -> bool:
+def present(environ: Mapping[str, str]) -> bool:
     """True inside a process that torchrun (or vtrain's per-GPU launcher) started."""
     return bool(environ.get(MARKER) or environ.get(LOCAL_LAUNCH))
 
 
-def read_torchrun(environ: Mapping[str, str]) -> ClusterInfo:
+def read(environ: Mapping[str, str]) -> ClusterInfo:
     """A cluster of torchrun's processes: rank 0 is the chief."""
     marker = MARKER if environ.get(MARKER) else LOCAL_LAUNCH
     why = f"{marker} is set, so its launcher should have set it"
@@ -42,7 +43,9 @@ def read_torchrun(environ: Mapping[str, str]) -> ClusterInfo:
         raise out_of_range("LOCAL_RANK", local_rank, "LOCAL_WORLD_SIZE", local_world)
     return checked(
         "torchrun",
-        source="torchrun",
+        source=NAME,
+        # torchrun started by a Kubeflow PyTorchJob keeps the operator's PET_* variables.
+        platform=platform(environ),
         cluster={CHIEF: (master_address(environ),), WORKER: (None,) * (world - 1)},
         role=CHIEF if rank == 0 else WORKER,
         index=0 if rank == 0 else rank - 1,

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypertune_helpers import OBJECTIVE, Tune, TuneRun
+from tune_helpers import OBJECTIVE, Tune, TuneRun
 
 from vtrain.cli import main
 

@@ -11,13 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from vtrain.cluster.roles import VERTEX_POOLS
-from vtrain.local.environment import (
-    addresses,
-    cloud_ml_ids,
-    document,
-    output_dirs,
-    trainer_variables,
-)
+from vtrain.context import output_dirs
+from vtrain.local.environment import addresses, cloud_ml_ids, document, trainer_variables
 from vtrain.local.plan import Plan, Replica
 
 # `typing` costs milliseconds at start-up; the names are for the type checker only.
@@ -42,7 +37,7 @@ def variables(
             environment="cloud",
             job=job,
         ),
-        **output_dirs(plan),
+        **output_dirs(plan.output_dir, plan.trial_id),
         **cloud_ml_ids(plan),
     }
     if len(replicas) > 1:

@@ -27,14 +27,15 @@ the StudySpec may sit under `study_spec` beside the counts, as in a
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Mapping
 from typing import Any
 
-from vtrain.errors import ConfigError, VtrainError, raise_all
+from vtrain.errors import ConfigError, MissingExtraError, VtrainError, raise_all
 from vtrain.hypertune.metric_file import RESERVED_KEYS
-from vtrain.hypertune.study import VALUE_SPECS, Metric, Parameter, Study, Value
+from vtrain.tune.study import VALUE_SPECS, Metric, Parameter, Study, Value
 
 GOALS = ("MAXIMIZE", "MINIMIZE")
 ALGORITHMS = ("ALGORITHM_UNSPECIFIED", "GRID_SEARCH", "RANDOM_SEARCH")
@@ -51,6 +52,40 @@ IGNORED = (
     "search_algorithm_spec", "encryption_spec", "labels",
 )  # fmt: skip
 _FLAG_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
+
+
+def read_study(path: str) -> Study:
+    """Read a .yaml/.yml (needs pyyaml) or .json study file."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as e:
+        raise ConfigError(f"cannot read the study file: {e.strerror}", source=path) from e
+    return parse_study(text, source=path, yaml=not path.endswith(".json"))
+
+
+def parse_study(text: str, *, source: str = "study", yaml: bool = True) -> Study:
+    """Parse a study document; `yaml=False` reads JSON with the standard library only."""
+    if not yaml:
+        try:
+            document = json.loads(text)
+        except ValueError as e:
+            raise ConfigError(f"not valid JSON: {e}", source=source) from e
+    else:
+        try:
+            import yaml as pyyaml  # type: ignore[import-untyped]
+        except ImportError:
+            raise MissingExtraError("a YAML study file", "tune", module="yaml") from None
+        try:
+            document = pyyaml.safe_load(text)
+        except pyyaml.YAMLError as e:
+            raise ConfigError(f"not valid YAML: {e}", source=source) from e
+    return study_from_document(document, source=source)
+
+
+def study_from_document(document: Any, *, source: str = "study") -> Study:
+    """Build a study from parsed JSON/YAML; every problem found is reported at once."""
+    return _Parser(source).study(document)
 
 
 def _camel(snake: str) -> str:

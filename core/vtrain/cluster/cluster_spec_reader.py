@@ -15,11 +15,22 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+NAME = "cluster_spec"
 VARIABLE = "CLUSTER_SPEC"
 _REDUCTION_SERVER_POOL = 2
 
 
-def read_cluster_spec(text: str | bytes, variable: str = VARIABLE) -> ClusterInfo:
+def present(environ: Mapping[str, str]) -> bool:
+    """True when CLUSTER_SPEC is set and not empty."""
+    return bool(environ.get(VARIABLE))
+
+
+def read(environ: Mapping[str, str]) -> ClusterInfo:
+    """The cluster CLUSTER_SPEC describes."""
+    return parse(environ[VARIABLE])
+
+
+def parse(text: str | bytes, variable: str = VARIABLE) -> ClusterInfo:
     """Parse a CLUSTER_SPEC document from either platform."""
     doc = fields.mapping(variable, "", fields.parse_json(variable, text))
     raw_cluster = fields.mapping(variable, "cluster", _required(variable, doc, "cluster"))
@@ -46,7 +57,8 @@ def read_cluster_spec(text: str | bytes, variable: str = VARIABLE) -> ClusterInf
     role_names.setdefault(role, task_type)
     return checked(
         variable,
-        source="vertex" if vertex else "aiplatform",
+        source=NAME,
+        platform="vertex" if vertex else "aiplatform",
         cluster=cluster,
         role=role,
         index=fields.index(variable, "task.index", task.get("index", 0)),

@@ -1,0 +1,63 @@
+"""TrainingState and save_model: what they write, where, and what they leave behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+import torch
+
+import vtrain
+from vtrain.checkpoints import CheckpointManager
+from vtrain_pytorch.state import TrainingState
+
+
+@pytest.fixture
+def scratch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A temporary-files folder of this test's own, to see what a restore leaves there."""
+    folder = tmp_path / "tmp"
+    folder.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    return folder
+
+
+def test_a_first_run_has_no_step_and_empty_extra(tmp_path: Path) -> None:
+    model = torch.nn.Linear(2, 1)
+    state = TrainingState(model, manager=CheckpointManager(tmp_path, is_leader=True, environ={}))
+    assert state.restore() is None
+    assert state.extra == {}
+
+
+def test_a_restore_through_the_fuse_mount_leaves_no_copy(tmp_path: Path, scratch: Path) -> None:
+    # On /gcs (FUSE) and gs:// a restore copies the step to a local folder first.
+    manager = CheckpointManager(tmp_path / "ckpt", is_leader=True, fuse=True, environ={})
+    model = torch.nn.Linear(2, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    TrainingState(model, optimizer, manager=manager).save(7, epoch=3)
+
+    fresh = torch.nn.Linear(2, 1)
+    state = TrainingState(fresh, torch.optim.SGD(fresh.parameters(), lr=0.1), manager=manager)
+    assert state.restore() == 7
+    assert state.extra == {"epoch": 3}
+    assert torch.equal(fresh.weight, model.weight)
+    assert [p.name for p in scratch.iterdir() if p.name.startswith("vtrain-")] == []
+
+
+def test_the_model_goes_to_the_trial_of_the_cluster(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The trial comes from CLUSTER_SPEC alone (no CLOUD_ML_TRIAL_ID): model and checkpoints
+    # must both land in that trial's folder.
+    spec = {"cluster": {"workerpool0": ["127.0.0.1:1"]}, "task": {"type": "workerpool0",
+            "index": 0, "trial": "3"}, "environment": "cloud"}  # fmt: skip
+    # configure() writes RANK & co. into os.environ: give it a copy that the test throws away.
+    env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "TMPDIR")}
+    env.update(CLUSTER_SPEC=json.dumps(spec), VTRAIN_OUTPUT_DIR=str(tmp_path))
+    monkeypatch.setattr(os, "environ", env)
+    handle = vtrain.plugins.get("pytorch").configure()
+    saved = handle.save_model(torch.nn.Linear(2, 1))
+    assert saved == str(tmp_path / "3" / "model" / "model.pt")
+    assert CheckpointManager().directory == str(tmp_path / "3" / "checkpoints")
