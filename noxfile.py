@@ -28,6 +28,13 @@ def core(session: nox.Session) -> None:
 
 
 @nox.session
+def submit(session: nox.Session) -> None:
+    """`vtrain submit`: rendering, the Vertex/Kubeflow clients against local servers, rehearsals."""
+    session.install(*CONSTRAINTS, "-e", ".[test,tune,submit]")
+    session.run("pytest", "tests/submit", *session.posargs)
+
+
+@nox.session
 def lint(session: nox.Session) -> None:
     """ruff on everything, mypy (strict) on the core."""
     # The optional pieces the core imports lazily, so that mypy sees the same code CI runs.

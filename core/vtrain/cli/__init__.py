@@ -20,6 +20,8 @@ COMMANDS = {
     "info": ("vtrain.cli.info", "show what this replica is: platform, role, rank, cluster, dirs"),
     "local": ("vtrain.cli.local", "rehearse a multi-replica job on this machine"),
     "tune": ("vtrain.cli.tune", "run a hyperparameter-tuning study locally"),
+    "render": ("vtrain.cli.render", "print a job for Vertex AI, AI Platform or Kubeflow"),
+    "submit": ("vtrain.cli.submit", "send a job to Vertex AI or Kubeflow (AI Platform: render)"),
 }
 
 EXIT_BAD_INPUT = 2

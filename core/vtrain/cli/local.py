@@ -18,6 +18,7 @@ examples:
   vtrain local run --workers 2 -- python train.py --epochs 3
   vtrain local run --workers 1 --ps 1 --kill worker:0@5 -- python train.py
   vtrain local run --platform torchrun --workers 3 -- python train_torch.py
+  vtrain local run --job job.yaml -- python train.py     (a job from `vtrain render`)
 
 Each replica gets the environment its platform would give it (CLUSTER_SPEC,
 TF_CONFIG, AIP_* directories, CLOUD_ML_* ids, or the kubeflow/torchrun
@@ -42,11 +43,18 @@ def add_parser(subparsers: Any) -> None:
         epilog=_EXAMPLE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    run.add_argument(
+        "--job",
+        metavar="JOB.yaml",
+        help="rehearse this CustomJob, HyperparameterTuningJob, config.yaml or Kubeflow "
+        "manifest: its topology, args and env (needs the submit extra); COMMAND then "
+        "stands in for the image's entrypoint",
+    )
     run.add_argument("--workers", type=int, default=0, metavar="N", help="workers (default 0)")
     run.add_argument("--ps", type=int, default=0, metavar="M", help="parameter servers")
     run.add_argument("--evaluators", type=int, default=0, metavar="K", help="evaluators")
     run.add_argument(
-        "--platform", default="vertex", choices=PLATFORMS, help="whose environment to give"
+        "--platform", choices=PLATFORMS, help="whose environment to give (default vertex)"
     )
     run.add_argument(
         "--use-chief",
@@ -98,21 +106,26 @@ def _run(args: argparse.Namespace) -> int:
     # Imported here: `vtrain local --help` need not load the launcher.
     from vtrain.local import Plan, run_job
 
+    topology: dict[str, Any] = {
+        "output_dir": args.output_dir,
+        "job_id": args.job_id,
+        "platform": args.platform or "vertex",
+        "workers": args.workers,
+        "ps": args.ps,
+        "evaluators": args.evaluators,
+        "use_chief": args.use_chief,
+        "trial_id": args.trial,
+        "restart_job": args.restart_job_on_worker_restart,
+    }
+    if args.job is not None:
+        topology = _rehearsal(args)
     plan = Plan.from_options(
         args.argv,
-        platform=args.platform,
-        workers=args.workers,
-        ps=args.ps,
-        evaluators=args.evaluators,
-        use_chief=args.use_chief,
-        output_dir=args.output_dir,
-        job_id=args.job_id,
-        trial_id=args.trial,
         max_restarts=args.max_restarts,
-        restart_job=args.restart_job_on_worker_restart,
         kills=args.kill,
         timeout=args.timeout,
         grace=args.grace,
+        **topology,
     )
     status = run_job(plan).status
     try:
@@ -122,3 +135,41 @@ def _run(args: argparse.Namespace) -> int:
         # nowhere, or it would turn the job's exit status into 120.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return status
+
+
+def _rehearsal(args: argparse.Namespace) -> dict[str, Any]:
+    """The topology of the job file `--job` names, refusing flags that would contradict it."""
+    from vtrain.errors import UsageError, raise_all
+
+    given = {
+        "--platform": args.platform,
+        "--workers": args.workers,
+        "--ps": args.ps,
+        "--evaluators": args.evaluators,
+        "--use-chief": args.use_chief,
+    }
+    raise_all(
+        [
+            UsageError(
+                "the job file sets this", source=flag, value=value, expected=f"no {flag} with --job"
+            )
+            for flag, value in given.items()
+            if value
+        ]
+    )
+    import time
+
+    from vtrain.submit.job_file import read_job
+    from vtrain.submit.rehearse import rehearsal
+
+    command = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
+    # The job's folders must be known before the plan: config.yaml's jobDir names one.
+    job_id = args.job_id or time.strftime("local-%Y%m%d-%H%M%S-") + str(os.getpid())
+    base = os.path.abspath(args.output_dir or os.path.join("vtrain-output", "local", job_id))
+    found = rehearsal(read_job(args.job), command, args.trial, base)
+    for note in found.notes:
+        print(f"vtrain local: note: {note}", file=sys.stderr)
+    options = found.options
+    options.update(output_dir=base, job_id=job_id)
+    options["restart_job"] = options.get("restart_job") or args.restart_job_on_worker_restart
+    return options

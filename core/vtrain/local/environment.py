@@ -84,6 +84,9 @@ def replica_env(
     env["VTRAIN_OUTPUT_DIR"] = plan.output_dir
     # Each VM has its own /tmp/hypertune; here replicas share a disk, and concurrent runs too.
     env["CLOUD_ML_HP_METRIC_FILE"] = metric_file(plan, me)
+    # A rehearsed job's own variables (its container env); the platform's win over them.
+    if plan.role_env:
+        env.update(plan.role_env.get(me.role, {}))
     env.update(_writer(plan.platform)(plan, replicas, me, restarts))
     return env
 

@@ -9,13 +9,18 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from signal import SIGKILL, Signals  # by name: Kill's field `signal` hides the module
 
 from vtrain.cluster.roles import CHIEF, EVALUATOR, PS, WORKER
 from vtrain.context import check_folder_name, check_trial_id, trial_folder
 from vtrain.errors import UsageError, VtrainError, raise_all
 from vtrain.frozen import Frozen
+
+# `typing` costs milliseconds at start-up; the names are for the type checker only.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 PLATFORMS = ("vertex", "aiplatform", "kubeflow", "torchrun")
 # Vertex and AI Platform restart a failing replica up to five times before the job fails.
@@ -123,6 +128,10 @@ class Plan(Frozen):
         "kills",
         "timeout",
         "grace",
+        "job",
+        "job_kind",
+        "role_commands",
+        "role_env",
     )
     command: tuple[str, ...]
     output_dir: str
@@ -139,6 +148,14 @@ class Plan(Frozen):
     kills: tuple[Kill, ...]
     timeout: float | None
     grace: float
+    job: Any
+    """The job document `vtrain local run --job` rehearses (its spec), or None: made up."""
+    job_kind: str | None
+    """That document's kind: CustomJob, HyperparameterTuningJob, TrainingInput, TFJob..."""
+    role_commands: Mapping[str, tuple[str, ...]] | None
+    """A job's pools may run different commands: role -> command, else `command` for all."""
+    role_env: Mapping[str, Mapping[str, str]] | None
+    """The variables a job's pools set (their container env), by role."""
 
     def __init__(
         self,
@@ -156,6 +173,10 @@ class Plan(Frozen):
         kills: tuple[Kill, ...] = (),
         timeout: float | None = None,
         grace: float = DEFAULT_GRACE_SECONDS,
+        job: Any = None,
+        job_kind: str | None = None,
+        role_commands: Mapping[str, tuple[str, ...]] | None = None,
+        role_env: Mapping[str, Mapping[str, str]] | None = None,
     ) -> None:
         self._init_from(locals())
 
@@ -177,6 +198,10 @@ class Plan(Frozen):
         kills: Iterable[str | Kill] = (),
         timeout: float | None = None,
         grace: float = DEFAULT_GRACE_SECONDS,
+        job: Any = None,
+        job_kind: str | None = None,
+        role_commands: Mapping[str, Sequence[str]] | None = None,
+        role_env: Mapping[str, Mapping[str, str]] | None = None,
     ) -> Plan:
         """Check every option and build the plan; all problems are raised together."""
         errors: list[VtrainError] = []
@@ -224,6 +249,17 @@ class Plan(Frozen):
         command = list(command)
         if command[:1] == ["--"]:
             command = command[1:]
+        if role_commands:
+            # A job's pools name their own commands; the chief's stands for the job's.
+            command = list(role_commands.get(CHIEF) or command)
+            for role, role_command in role_commands.items():
+                if role != CHIEF and role_command and not _executable(role_command[0]):
+                    bad(
+                        "COMMAND",
+                        f"the {role} pool's command is not an executable file or on PATH",
+                        role_command[0],
+                        "a program every replica can run",
+                    )
         if not command or not command[0]:
             bad(
                 "COMMAND",
@@ -278,7 +314,19 @@ class Plan(Frozen):
             kills=tuple(sorted(checked, key=lambda k: k.seconds)),
             timeout=timeout,
             grace=grace,
+            job=job,
+            job_kind=job_kind,
+            role_commands=(
+                {role: tuple(c) for role, c in role_commands.items()} if role_commands else None
+            ),
+            role_env=role_env,
         )
+
+    def command_of(self, role: str) -> tuple[str, ...]:
+        """What a replica of `role` runs: its pool's command in a rehearsed job, else `command`."""
+        if self.role_commands and self.role_commands.get(role):
+            return self.role_commands[role]
+        return self.command
 
     @property
     def counts(self) -> dict[str, int]:

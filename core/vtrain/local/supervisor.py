@@ -201,7 +201,7 @@ class _Supervisor:
         env = replica_env(
             self._plan, self._replicas, slot.replica, restarts=slot.restarts, environ=self._environ
         )
-        proc = ReplicaProcess.start(slot.name, self._plan.command, env)
+        proc = ReplicaProcess.start(slot.name, self._plan.command_of(slot.replica.role), env)
         stream = _Stream(proc.output, slot.name)
         self._streams.add(stream)
         self._sel.register(proc.output, selectors.EVENT_READ, stream)

@@ -49,6 +49,9 @@ def variables(
 
 def training_input(plan: Plan) -> dict[str, Any]:
     """The TrainingInput, as CLUSTER_SPEC's `job` carries it (a dict)."""
+    if plan.job is not None:
+        # A rehearsed config.yaml: the replicas see the very trainingInput that is submitted.
+        return dict(plan.job)
     job: dict[str, Any] = {
         "scaleTier": "CUSTOM",
         "masterType": "local",

@@ -54,6 +54,9 @@ def variables(
 
 def job_spec(plan: Plan) -> dict[str, Any]:
     """The CustomJobSpec, as CLUSTER_SPEC's `job` carries it (a dict)."""
+    if plan.job is not None:
+        # A rehearsed job: the replicas see the very spec that is submitted.
+        return dict(plan.job)
     counts = list(plan.counts.values())
     while counts and counts[-1] == 0:
         counts.pop()

@@ -1,0 +1,153 @@
+"""`vtrain submit {vertex|aiplatform|kubeflow}`: the job you rehearsed, on the real engine."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+PLATFORMS = {
+    "vertex": "a Vertex AI CustomJob, or a HyperparameterTuningJob with --study",
+    "aiplatform": "AI Platform Training's config.yaml and gcloud command (retired: render only)",
+    "kubeflow": "a training-operator TFJob, PyTorchJob or XGBoostJob "
+    "(MXNet jobs run as TFJobs: the MXNet plugin maps TF_CONFIG's roles)",
+}
+
+_EXAMPLE = """\
+examples:
+  vtrain render vertex --workers 2 --ps 1 --image gcr.io/p/train:1 \\
+      --output-dir gs://bucket/run1 -o job.yaml -- python -m trainer.task
+  vtrain local run --job job.yaml -- python -m trainer.task     # rehearse it here
+  vtrain submit vertex --job job.yaml --project my-project --region us-central1 --wait
+
+-- CMD ARGS replaces the image's ENTRYPOINT; -- --flag ... (flags first) passes
+arguments to the entrypoint instead. Per-role flags (--worker-image, --ps-machine-type,
+--evaluator-accelerator ...) fall back to the chief's value, as AI Platform's images do.
+"""
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register `vtrain submit`."""
+    _register(subparsers, "submit", dry_run=False)
+
+
+def _register(subparsers: Any, name: str, *, dry_run: bool) -> None:
+    verb = "print" if dry_run else "send"
+    top = subparsers.add_parser(
+        name,
+        help=f"{verb} a job for Vertex AI, AI Platform or Kubeflow",
+        description=f"Render the job for PLATFORM, check it with the engine's own types, "
+        f"and {verb} it.",
+    )
+    sub = top.add_subparsers(dest="platform", metavar="PLATFORM", required=True)
+    for platform, what in PLATFORMS.items():
+        parser = sub.add_parser(
+            platform,
+            help=what,
+            description=what[0].upper() + what[1:] + ".",
+            epilog=_EXAMPLE,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        add_job_arguments(parser, platform)
+        parser.set_defaults(run=run, always_dry_run=dry_run)
+
+
+def add_job_arguments(p: argparse.ArgumentParser, platform: str) -> None:
+    """The flags of `vtrain submit PLATFORM` and `vtrain render PLATFORM`."""
+    p.add_argument(
+        "--job",
+        metavar="JOB.yaml",
+        help="send this rendered or hand-written document instead of building one from flags",
+    )
+    p.add_argument("--name", help="display name / job id / metadata.name (default: from the clock)")
+    topo = p.add_argument_group("topology (as in `vtrain local run`)")
+    topo.add_argument("--workers", type=int, default=0, metavar="N", help="workers (pool 1)")
+    topo.add_argument("--ps", type=int, default=0, metavar="M", help="parameter servers (pool 2)")
+    topo.add_argument("--evaluators", type=int, default=0, metavar="K", help="evaluators (pool 3)")
+    topo.add_argument(
+        "--reduction-servers", type=int, default=0, metavar="R",
+        help="Vertex: Reduction Server replicas in pool 2 (Google's published image)",
+    )  # fmt: skip
+    topo.add_argument(
+        "--reduction-server-machine-type", metavar="TYPE", help="default n1-highcpu-16"
+    )
+    machines = p.add_argument_group("images and machines (per-role flags fall back to the chief's)")
+    machines.add_argument("--image", metavar="URI", help="the chief's container image")
+    machines.add_argument("--machine-type", metavar="TYPE", help="e.g. n1-standard-8")
+    machines.add_argument(
+        "--accelerator",
+        metavar="TYPE:COUNT",
+        help="e.g. NVIDIA_TESLA_T4:2; none for no accelerator",
+    )
+    for role in ("chief", "worker", "ps", "evaluator"):
+        if role != "chief":
+            machines.add_argument(f"--{role}-image", metavar="URI", help=f"the {role}s' image")
+        machines.add_argument(
+            f"--{role}-machine-type", metavar="TYPE", help=f"the {role}'s machine"
+        )
+        machines.add_argument(
+            f"--{role}-accelerator", metavar="TYPE:COUNT", help=f"the {role}'s accelerator, or none"
+        )
+    job = p.add_argument_group("job")
+    job.add_argument("--region", help="default us-central1")
+    job.add_argument("--project", help="project id or number")
+    job.add_argument(
+        "--output-dir", metavar="gs://BUCKET/PATH",
+        help="baseOutputDirectory (Vertex), jobDir (AI Platform), AIP_* dirs (Kubeflow)",
+    )  # fmt: skip
+    job.add_argument("--service-account", metavar="EMAIL")
+    job.add_argument("--network", metavar="NETWORK", help="projects/NUMBER/global/networks/NAME")
+    job.add_argument("--timeout", metavar="DURATION", help="3600, 3600s, 90m or 2h")
+    job.add_argument("--restart-job-on-worker-restart", action="store_true")
+    job.add_argument("--env", action="append", default=[], metavar="K=V")
+    job.add_argument("--label", action="append", default=[], metavar="K=V")
+    job.add_argument(
+        "--study", metavar="STUDY.yaml",
+        help="the study file `vtrain tune` runs: a HyperparameterTuningJob / hyperparameters",
+    )  # fmt: skip
+    pkg = p.add_argument_group("Vertex pre-built containers")
+    pkg.add_argument(
+        "--python-package", metavar="DIR|gs://...", help="package source, or a staged URI"
+    )
+    pkg.add_argument("--python-module", metavar="MODULE", help="e.g. trainer.task")
+    pkg.add_argument("--executor-image", metavar="URI", help="a pre-built training container")
+    pkg.add_argument("--staging", metavar="gs://BUCKET/PATH", help="where the package is uploaded")
+    aip = p.add_argument_group("AI Platform")
+    aip.add_argument(
+        "--use-chief", dest="use_chief", action="store_true", default=True,
+        help="useChiefInTfConfig (the default: TensorFlow 2 rejects 'master')",
+    )  # fmt: skip
+    aip.add_argument("--no-use-chief", dest="use_chief", action="store_false")
+    aip.add_argument(
+        "--flags-only", action="store_true",
+        help="print the job as gcloud flags, without config.yaml (no evaluators, no study)",
+    )  # fmt: skip
+    kf = p.add_argument_group("Kubeflow")
+    kf.add_argument(
+        "--framework", choices=("tensorflow", "mxnet", "pytorch", "xgboost"),
+        help="TFJob (tensorflow, mxnet), PyTorchJob or XGBoostJob",
+    )  # fmt: skip
+    kf.add_argument("--namespace", help="default: default")
+    kf.add_argument("--kubeconfig", metavar="FILE", help="default: ~/.kube/config")
+    kf.add_argument("--context", help="kubeconfig context")
+    out = p.add_argument_group("output")
+    out.add_argument("--dry-run", action="store_true", help="print the job; send nothing")
+    out.add_argument("--format", choices=("yaml", "json"), default="yaml")
+    out.add_argument(
+        "-o", "--output", metavar="FILE",
+        help="write the whole document (credentials too) to FILE instead of printing it",
+    )  # fmt: skip
+    out.add_argument("--wait", action="store_true", help="Vertex: follow the job until it ends")
+    out.add_argument("--poll", type=float, default=30.0, metavar="SECONDS", help=argparse.SUPPRESS)
+    out.add_argument(
+        "--api-endpoint", metavar="HOST:PORT",
+        help="Vertex API endpoint (default REGION-aiplatform.googleapis.com)",
+    )  # fmt: skip
+    p.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS...]")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Render, check, and print or send the job."""
+    # Imported here: `vtrain --help` and the other commands never load the submit path.
+    from vtrain.submit.flow import submit
+
+    return submit(args)

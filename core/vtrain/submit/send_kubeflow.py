@@ -1,0 +1,58 @@
+"""Creating a Kubeflow job: the kubernetes client's CustomObjectsApi, the user's kubeconfig."""
+
+from __future__ import annotations
+
+from vtrain.errors import ConfigError, VtrainError
+from vtrain.submit import sdk
+from vtrain.submit.job_file import JobDocument
+from vtrain.submit.kubeflow import PLURALS
+from vtrain.submit.send_vertex import redact_text
+
+GROUP, VERSION = "kubeflow.org", "v1"
+
+
+def send(
+    job: JobDocument, *, namespace: str, kubeconfig: str | None = None, context: str | None = None
+) -> str:
+    """Create the job in `namespace`; its ``namespace/kind/name``."""
+    client = sdk.kubernetes_client()
+    config = sdk.kubernetes_config()
+    try:
+        api_client = config.new_client_from_config(config_file=kubeconfig, context=context)
+    except (config.ConfigException, OSError) as e:
+        raise ConfigError(
+            f"cannot use the kubeconfig: {e}",
+            source="--kubeconfig",
+            value=kubeconfig or "~/.kube/config",
+            expected="a kubeconfig with a current context",
+        ) from None
+    document = dict(job.document)
+    document["metadata"] = {**document.get("metadata", {}), "namespace": namespace}
+    try:
+        with api_client:
+            created = client.CustomObjectsApi(api_client).create_namespaced_custom_object(
+                group=GROUP,
+                version=VERSION,
+                namespace=namespace,
+                plural=PLURALS[job.kind],
+                body=document,
+            )
+    except client.ApiException as e:
+        raise VtrainError(
+            f"the cluster refused the {job.kind}: {e.status} {e.reason}: "
+            + redact_text(str(e.body))[:300],
+            source="vtrain submit kubeflow",
+        ) from None
+    except (OSError, _urllib3_error()) as e:
+        raise VtrainError(
+            f"cannot reach the cluster: {type(e).__name__}", source="vtrain submit kubeflow"
+        ) from None
+    name = created.get("metadata", {}).get("name", document["metadata"].get("name"))
+    return f"{namespace}/{job.kind}/{name}"
+
+
+def _urllib3_error() -> type[Exception]:
+    # The kubernetes client speaks through urllib3, whose connection errors are not OSError.
+    from urllib3.exceptions import HTTPError
+
+    return HTTPError

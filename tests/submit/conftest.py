@@ -1,0 +1,203 @@
+"""Fixtures of the submit tests: the CLI in-process, a study file, and local stand-ins for the APIs.
+
+The Vertex stand-in is a real gRPC server on 127.0.0.1 built from the SDK's own
+protos; the Kubernetes stand-in is a small HTTP server that records each call.
+Both only listen on loopback; nothing here reaches Google or a cluster.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterator
+from concurrent import futures
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from vtrain.cli import main
+
+HERE = Path(__file__).parent
+STUDY = """\
+metrics:
+  - metric_id: loss
+    goal: MINIMIZE
+parameters:
+  - parameter_id: learning_rate
+    double_value_spec: {min_value: 0.0001, max_value: 0.1}
+    scale_type: UNIT_LOG_SCALE
+  - parameter_id: layers
+    integer_value_spec: {min_value: 1, max_value: 4}
+  - parameter_id: batch_size
+    discrete_value_spec: {values: [16, 32, 64]}
+  - parameter_id: optimizer
+    categorical_value_spec: {values: [adam, sgd]}
+algorithm: RANDOM_SEARCH
+max_trial_count: 20
+parallel_trial_count: 4
+max_failed_trial_count: 3
+"""
+
+
+@dataclass
+class Result:
+    """What one `vtrain` command did: exit status and what it printed."""
+
+    status: int
+    out: str
+    err: str
+
+
+@pytest.fixture
+def study_file(tmp_path: Path) -> str:
+    """The study file `vtrain tune` runs, written to a temp folder."""
+    path = tmp_path / "study.yaml"
+    path.write_text(STUDY)
+    return str(path)
+
+
+@pytest.fixture
+def vtrain(capsys: pytest.CaptureFixture[str]) -> Callable[..., Result]:
+    """Run `vtrain ARGS` in this process; no exception may escape it."""
+
+    def run(*args: str) -> Result:
+        capsys.readouterr()
+        status = main(list(args))
+        captured = capsys.readouterr()
+        return Result(status, captured.out, captured.err)
+
+    return run
+
+
+@dataclass
+class VertexServer:
+    """A JobService on loopback: records requests, answers from `states` on each Get."""
+
+    address: str
+    requests: list[tuple[str, Any]] = field(default_factory=list)
+    states: list[str] = field(default_factory=lambda: ["JOB_STATE_PENDING"])
+    error: str = ""
+
+
+@pytest.fixture
+def vertex_server() -> Iterator[VertexServer]:
+    """A gRPC server that speaks google.cloud.aiplatform.v1.JobService, from the SDK's protos."""
+    import grpc
+    from google.cloud import aiplatform_v1 as v1
+
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+    port = server.add_insecure_port("127.0.0.1:0")
+    state = VertexServer(address=f"127.0.0.1:{port}")
+    gets = {"n": 0}
+
+    def created(kind: str, job: Any, request: Any) -> Any:
+        state.requests.append((kind, request))
+        job.name = f"{request.parent}/{kind}/4242"
+        job.state = v1.JobState.JOB_STATE_PENDING
+        return job
+
+    def get(job_class: Any, request: Any, context: Any) -> Any:
+        state.requests.append(("get", request))
+        i = min(gets["n"], len(state.states) - 1)
+        gets["n"] += 1
+        job = job_class(name=request.name, state=v1.JobState[state.states[i]])
+        if state.error and state.states[i] == "JOB_STATE_FAILED":
+            job.error.message = state.error
+        return job
+
+    unary = grpc.unary_unary_rpc_method_handler
+    handlers = {
+        "CreateCustomJob": unary(
+            lambda r, c: created("customJobs", v1.CustomJob(r.custom_job), r),
+            request_deserializer=v1.CreateCustomJobRequest.deserialize,
+            response_serializer=v1.CustomJob.serialize,
+        ),
+        "CreateHyperparameterTuningJob": unary(
+            lambda r, c: created(
+                "hyperparameterTuningJobs",
+                v1.HyperparameterTuningJob(r.hyperparameter_tuning_job),
+                r,
+            ),
+            request_deserializer=v1.CreateHyperparameterTuningJobRequest.deserialize,
+            response_serializer=v1.HyperparameterTuningJob.serialize,
+        ),
+        "GetCustomJob": unary(
+            lambda r, c: get(v1.CustomJob, r, c),
+            request_deserializer=v1.GetCustomJobRequest.deserialize,
+            response_serializer=v1.CustomJob.serialize,
+        ),
+        "GetHyperparameterTuningJob": unary(
+            lambda r, c: get(v1.HyperparameterTuningJob, r, c),
+            request_deserializer=v1.GetHyperparameterTuningJobRequest.deserialize,
+            response_serializer=v1.HyperparameterTuningJob.serialize,
+        ),
+    }
+    server.add_generic_rpc_handlers(
+        (grpc.method_handlers_generic_handler("google.cloud.aiplatform.v1.JobService", handlers),)
+    )
+    server.start()
+    try:
+        yield state
+    finally:
+        server.stop(grace=None)
+
+
+@dataclass
+class KubeServer:
+    """A Kubernetes API stand-in on loopback: records every call, answers creates with 201."""
+
+    url: str
+    calls: list[tuple[str, str, Any]] = field(default_factory=list)
+    status: int = 201
+
+
+@pytest.fixture
+def kube_server(tmp_path: Path) -> Iterator[KubeServer]:
+    """An HTTP server that answers the CustomObjectsApi's create call, and a kubeconfig for it."""
+    calls: list[tuple[str, str, Any]] = []
+    holder: dict[str, KubeServer] = {}
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 (the http.server spelling)
+            length = int(self.headers.get("Content-Length", 0))
+            body = json.loads(self.rfile.read(length) or b"null")
+            calls.append(("POST", self.path, body))
+            status = holder["s"].status
+            answer = body if status < 300 else {"kind": "Status", "message": "denied"}
+            data = json.dumps(answer).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    state = KubeServer(url=f"http://127.0.0.1:{httpd.server_address[1]}", calls=calls)
+    holder["s"] = state
+    try:
+        yield state
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def write_kubeconfig(path: Path, server: str) -> str:
+    """A kubeconfig whose current context is `server`, with a token that must never be printed."""
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "local", "cluster": {"server": server}}],
+        "users": [{"name": "me", "user": {"token": "sekret-token-123"}}],
+        "contexts": [{"name": "local", "context": {"cluster": "local", "user": "me"}}],
+        "current-context": "local",
+    }
+    path.write_text(json.dumps(config))
+    return str(path)
