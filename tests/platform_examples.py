@@ -166,6 +166,16 @@ EXAMPLES = [
         "tf_config", None, "chief", 0, 0, 2, True, "m:2222",
     ),
     Example(
+        "Kubeflow TFJob with enableDynamicWorker: sparseCluster, a worker sees itself",
+        {
+            "TF_CONFIG": json.dumps({
+                "sparseCluster": {"worker": {"2": "w2:2222"}, "ps": ["p0:2222", "p1:2222"]},
+                "task": {"type": "worker", "index": 2},
+            })
+        },
+        "tf_config", None, "worker", 2, 2, 1, False, None,
+    ),
+    Example(
         "Kubeflow TFJob: evaluator inside, sparse workers",
         {
             "TF_CONFIG": tf_config(
@@ -174,7 +184,8 @@ EXAMPLES = [
                 "worker", 3,
             )
         },
-        "tf_config", None, "worker", 3, 4, 5, False, "c:2222",
+        # Only listed tasks count, as TensorFlow counts them; indexes keep their meaning.
+        "tf_config", None, "worker", 3, 4, 3, False, "c:2222",
     ),
     Example(
         "TF_CONFIG workers only: worker 0 leads",

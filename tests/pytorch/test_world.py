@@ -30,8 +30,10 @@ def test_two_machines_of_eight_gpus_number_ranks_0_to_15() -> None:
 
 
 def test_torchrun_inside_a_vertex_replica_uses_its_local_rank() -> None:
+    # torchrun across the 3 machines, 4 processes each: its RANK is the process's rank.
     env = {"TORCHELASTIC_RUN_ID": "r", "LOCAL_RANK": "3", "LOCAL_WORLD_SIZE": "4",
-           "RANK": "3", "WORLD_SIZE": "4", "MASTER_ADDR": "x", "MASTER_PORT": "1"}  # fmt: skip
+           "RANK": "11", "WORLD_SIZE": "12", "GROUP_RANK": "2", "MASTER_ADDR": "x",
+           "MASTER_PORT": "1"}  # fmt: skip
     info = vertex("workerpool1", 1, **env)  # machine rank 2 of 3
     world = World.from_cluster(info)
     assert (world.rank, world.world_size, world.node_rank) == (2 * 4 + 3, 12, 2)

@@ -30,6 +30,7 @@ def checked(
     trial_id: str | None = None,
     job: Mapping[str, Any] | None = None,
     evaluator_outside: bool = False,
+    sparse: bool = False,
     **process: int | None,
 ) -> ClusterInfo:
     """A `ClusterInfo` whose cluster, role and index agree with each other.
@@ -55,7 +56,8 @@ def checked(
             expected="exactly one chief",
             hint="extra replicas belong in the worker pool",
         )
-    if CHIEF not in cluster and WORKER not in cluster:
+    # A sparse cluster may list no trainer at all: a Kubeflow dynamic ps sees only itself.
+    if not sparse and CHIEF not in cluster and WORKER not in cluster:
         raise ConfigError(
             "the cluster has no chief and no worker, so nothing would train",
             source=variable,
@@ -80,6 +82,16 @@ def checked(
             value=index,
             expected=f"an index from 0 to {len(replicas) - 1}",
         )
+    if sparse and replicas is not None and replicas[index] is None:
+        name = role_names.get(role, role)
+        raise ConfigError(
+            f'task {index} of role "{name}" is not listed in the sparse cluster',
+            source=variable,
+            path="task.index",
+            value=index,
+            expected="the index of a listed task: "
+            + ", ".join(str(i) for i, a in enumerate(replicas) if a is not None),
+        )
     _check_unique(variable, cluster, role_names)
     return ClusterInfo(
         cluster=cluster,
@@ -90,6 +102,7 @@ def checked(
         role_names={r: n for r, n in role_names.items() if r in cluster or r == role},
         trial_id=trial_id,
         job=job,
+        sparse=sparse,
         **process,
     )
 

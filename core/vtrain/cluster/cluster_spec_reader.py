@@ -17,12 +17,20 @@ if TYPE_CHECKING:
 
 NAME = "cluster_spec"
 VARIABLE = "CLUSTER_SPEC"
+WORKER_POOLS = "worker_pools"
 _REDUCTION_SERVER_POOL = 2
 
 
 def present(environ: Mapping[str, str]) -> bool:
-    """True when CLUSTER_SPEC is set and not empty."""
-    return bool(environ.get(VARIABLE))
+    """True when CLUSTER_SPEC lists a task: ``{}`` or an empty cluster is none, as for the SDK."""
+    text = environ.get(VARIABLE)
+    if not text:
+        return False
+    try:
+        doc = fields.parse_json(VARIABLE, text)
+    except ConfigError:
+        return True  # malformed: let the reader report it
+    return not isinstance(doc, dict) or fields.lists_a_task(doc.get("cluster"))
 
 
 def read(environ: Mapping[str, str]) -> ClusterInfo:
@@ -36,6 +44,8 @@ def parse(text: str | bytes, variable: str = VARIABLE) -> ClusterInfo:
     raw_cluster = fields.mapping(variable, "cluster", _required(variable, doc, "cluster"))
     task = fields.mapping(variable, "task", _required(variable, doc, "task"))
     job = fields.optional_mapping(variable, "job", doc.get("job"))
+    if WORKER_POOLS in raw_cluster:
+        raw_cluster, task = _from_pool_list(variable, raw_cluster, task)
 
     task_type = fields.string(variable, "task.type", _required(variable, task, "type", "task."))
     vertex = (
@@ -66,6 +76,38 @@ def parse(text: str | bytes, variable: str = VARIABLE) -> ClusterInfo:
         trial_id=fields.trial(variable, "task.trial", task.get("trial")),
         job=job,
     )
+
+
+def _from_pool_list(
+    variable: str, cluster: Mapping[str, Any], task: Mapping[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Vertex's list form, as the SDK's own tests write it, in the named form.
+
+    ``{"cluster": {"worker_pools": [{"index": 0, "replicas": [...]}, ...]},
+    "task": {"worker_pool_index": 0, "replica_index": 0}}`` names the same pools
+    by position that the usual form names ``workerpool0`` …
+    """
+    pools = cluster[WORKER_POOLS]
+    if not isinstance(pools, list) or len(cluster) != 1:
+        raise ConfigError(
+            "not a list of worker pools",
+            source=variable,
+            path=f"cluster.{WORKER_POOLS}",
+            value=pools if len(cluster) == 1 else sorted(cluster),
+            expected='[{"index": 0, "replicas": ["host:port", …]}, …] and no other key',
+        )
+    named: dict[str, Any] = {}
+    for i, pool in enumerate(pools):
+        where = f"cluster.{WORKER_POOLS}[{i}]"
+        pool = fields.mapping(variable, where, pool)
+        position = fields.index(variable, f"{where}.index", pool.get("index", i))
+        named[f"workerpool{position}"] = pool.get("replicas", [])
+    task = dict(task)
+    if "worker_pool_index" in task:
+        position = fields.index(variable, "task.worker_pool_index", task.pop("worker_pool_index"))
+        task.setdefault("type", f"workerpool{position}")
+        task.setdefault("index", task.pop("replica_index", 0))
+    return named, task
 
 
 def _required(variable: str, doc: Mapping[str, Any], key: str, prefix: str = "") -> Any:

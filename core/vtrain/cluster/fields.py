@@ -156,6 +156,13 @@ def addresses(variable: str, path: str, value: Any) -> tuple[str | None, ...]:
     )
 
 
+def lists_a_task(cluster: Any) -> bool:
+    """True for a cluster mapping with at least one address (or a value to report as bad)."""
+    if not isinstance(cluster, Mapping):
+        return bool(cluster)  # malformed: the reader reports it
+    return any(not isinstance(v, (list, Mapping)) or v for v in cluster.values())
+
+
 def env_int(environ: Mapping[str, str], name: str, *, minimum: int = 0) -> int | None:
     """An integer environment variable, None when unset or empty."""
     text = environ.get(name, "").strip()

@@ -40,6 +40,9 @@ class ClusterInfo(Frozen):
         "local_rank",
         "local_world_size",
         "node_rank",
+        "process_rank",
+        "process_count",
+        "sparse",
     )
     cluster: Cluster
     role: str
@@ -61,6 +64,22 @@ class ClusterInfo(Frozen):
     """Processes per machine, where the launcher said (torchrun, Kubeflow PET_NPROC_PER_NODE)."""
     node_rank: int | None
     """This machine's index, where a process launcher set it (torchrun's GROUP_RANK)."""
+    process_rank: int | None
+    """This process's rank among all processes, where a per-process launcher set it.
+
+    torchrun's RANK: under `--virtual-local-rank` every LOCAL_RANK is 0, and with the
+    c10d rendezvous GROUP_RANK need not follow the platform's replica order, so no
+    rank computed from the machine's place is safe; torchrun's own RANK is.
+    """
+    process_count: int | None
+    """All processes of the job (torchrun's WORLD_SIZE), where a per-process launcher set it."""
+    sparse: bool
+    """True when the source lists only some tasks (Kubeflow's sparse TF_CONFIG).
+
+    The listed tasks keep their indexes (the gaps are None), and only they count, as
+    TensorFlow counts them: a dynamic worker that sees only itself cannot know how many
+    others there are, and any count it guessed would differ from its neighbours'.
+    """
 
     def __init__(
         self,
@@ -75,6 +94,9 @@ class ClusterInfo(Frozen):
         local_rank: int | None = None,
         local_world_size: int | None = None,
         node_rank: int | None = None,
+        process_rank: int | None = None,
+        process_count: int | None = None,
+        sparse: bool = False,
     ) -> None:
         # The containers are frozen too: a frozen value holding a mutable dict is not frozen.
         cluster = MappingProxyType({r: tuple(cluster[r]) for r in ROLES if r in cluster})
@@ -117,7 +139,12 @@ class ClusterInfo(Frozen):
 
     @property
     def num_trainers(self) -> int:
-        """How many replicas train (chief + workers); ps, evaluators and reducers do not."""
+        """How many replicas train (chief + workers); ps, evaluators and reducers do not.
+
+        In a sparse cluster, only the listed trainers (see `sparse`).
+        """
+        if self.sparse:
+            return sum(a is not None for a in self.trainers)
         return len(self.trainers)
 
     @property
@@ -137,14 +164,22 @@ class ClusterInfo(Frozen):
     def is_chief(self) -> bool:
         """True on the one process that leads: the chief (or worker 0 when there is none).
 
-        Under torchrun inside a platform replica, `rank` is the machine's; only its
-        local process 0 leads, or every process on the chief's machine would write.
+        Under torchrun, torchrun's RANK 0 is the one chief process, wherever its
+        rendezvous placed it. Otherwise `rank` is the machine's, and only its local
+        process 0 leads, or every process on the chief's machine would write. An
+        evaluator is never the chief (TensorFlow calls it a chief of its own; here
+        the chief is the one replica that writes for the whole job).
         """
+        if self.process_rank is not None:
+            return self.process_rank == 0
         return self.rank == 0 and not self.local_rank
 
     @property
     def is_distributed(self) -> bool:
-        """True when more than one replica exists, in any role."""
+        """True when more than one replica exists, in any role (listed ones, when sparse)."""
+        if self.sparse:
+            listed = sum(a is not None for replicas in self.cluster.values() for a in replicas)
+            return listed > 1 or self.role not in self.cluster
         return sum(len(a) for a in self.cluster.values()) > 1 or self.role not in self.cluster
 
     @property
@@ -183,6 +218,9 @@ class ClusterInfo(Frozen):
             "local_rank": self.local_rank,
             "local_world_size": self.local_world_size,
             "node_rank": self.node_rank,
+            "process_rank": self.process_rank,
+            "process_count": self.process_count,
+            "sparse": self.sparse,
         }
 
     def __str__(self) -> str:

@@ -59,6 +59,14 @@ def exported_leader(info: ClusterInfo, environ: Mapping[str, str]) -> Replica | 
 
 
 def leads(info: ClusterInfo, environ: Mapping[str, str]) -> bool:
-    """True on the leader; under a per-process launcher, only on its local process 0."""
-    leader = exported_leader(info, environ) or default_leader(info)
+    """True on the leader's one leading process.
+
+    The default leader is the chief, which `ClusterInfo.is_chief` pins to one
+    process (torchrun's RANK 0 under torchrun). A leader a plugin chose is a
+    replica; of its processes, local process 0 leads.
+    """
+    default = default_leader(info)
+    leader = exported_leader(info, environ) or default
+    if leader == default:
+        return info.is_chief
     return leader == (info.role, info.index) and not info.local_rank

@@ -1,10 +1,13 @@
 """torch's env:// variables (MASTER_ADDR, MASTER_PORT, WORLD_SIZE, RANK) as Kubeflow sets them.
 
 Kubeflow's PyTorchJob gives one RANK per pod (master 0, worker i -> i+1) but sets
-WORLD_SIZE to pods x processes per pod (PET_NPROC_PER_NODE); read naively, two
-machines of 8 processes look like 16 machines. Here a replica is a pod, so the
-machine count is PET_NNODES, or WORLD_SIZE / PET_NPROC_PER_NODE. XGBoostJob adds
-the workers' hosts in WORKER_ADDRS and their port in WORKER_PORT.
+WORLD_SIZE to pods x processes per pod (PET_NPROC_PER_NODE when it is a number,
+else 1); read naively, two machines of 8 processes look like 16 machines. Here a
+replica is a pod, so the machine count is WORLD_SIZE / PET_NPROC_PER_NODE.
+PET_NNODES sizes nothing: it is meant for torchrun, and with an elastic policy it
+is the workers' range ("1:4"), or their count beside a Master, not the pods that
+exist. XGBoostJob adds the workers' hosts in WORKER_ADDRS and their port in
+WORKER_PORT.
 """
 
 from __future__ import annotations
@@ -33,8 +36,9 @@ def platform(environ: Mapping[str, str]) -> str | None:
 
 def master_address(environ: Mapping[str, str]) -> str:
     """MASTER_ADDR:MASTER_PORT, checked."""
-    host = environ.get("MASTER_ADDR", "")
-    port = environ.get("MASTER_PORT", "")
+    # Surrounding blanks are ignored, as for RANK and WORLD_SIZE (and as torch's int() does).
+    host = environ.get("MASTER_ADDR", "").strip()
+    port = environ.get("MASTER_PORT", "").strip()
     if not host or not port:
         missing = " and ".join(
             n for n, v in (("MASTER_ADDR", host), ("MASTER_PORT", port)) if not v
@@ -65,21 +69,13 @@ def read(environ: Mapping[str, str]) -> ClusterInfo:
     world = fields.env_required_int(environ, "WORLD_SIZE", why, minimum=1)
     rank = fields.env_required_int(environ, "RANK", why)
     nproc = _nproc(environ)
-    nnodes = _nnodes(environ)
-    if nnodes is None:
-        if nproc and world % nproc:
-            raise ConflictError(
-                f"WORLD_SIZE {world} is not a multiple of PET_NPROC_PER_NODE {nproc}",
-                source="WORLD_SIZE",
-                value=world,
-            )
-        nnodes = world // nproc if nproc else world
-    elif nproc and world != nnodes * nproc:
+    if nproc and world % nproc:
         raise ConflictError(
-            f"WORLD_SIZE {world} != PET_NNODES {nnodes} x PET_NPROC_PER_NODE {nproc}",
+            f"WORLD_SIZE {world} is not a multiple of PET_NPROC_PER_NODE {nproc}",
             source="WORLD_SIZE",
             value=world,
         )
+    nnodes = world // nproc if nproc else world
     if nnodes > fields.MAX_REPLICAS:
         raise ConfigError("implausibly large", source="WORLD_SIZE", value=world)
     if rank >= nnodes:
@@ -101,15 +97,6 @@ def _nproc(environ: Mapping[str, str]) -> int | None:
     # "auto", "cpu" and "gpu" are resolved by torchrun inside the pod; unknown here.
     text = environ.get("PET_NPROC_PER_NODE", "")
     return fields.env_int(environ, "PET_NPROC_PER_NODE", minimum=1) if text.isdigit() else None
-
-
-def _nnodes(environ: Mapping[str, str]) -> int | None:
-    # Elastic jobs write "MIN:MAX"; the world is sized for MAX.
-    text = environ.get("PET_NNODES", "").strip()
-    if not text:
-        return None
-    upper = text.rpartition(":")[2]
-    return fields.env_int({"PET_NNODES": upper}, "PET_NNODES", minimum=1)
 
 
 def _workers(environ: Mapping[str, str], count: int) -> tuple[str | None, ...]:

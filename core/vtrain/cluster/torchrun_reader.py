@@ -23,13 +23,17 @@ MARKER = "TORCHELASTIC_RUN_ID"
 
 
 def present(environ: Mapping[str, str]) -> bool:
-    """True inside a process that torchrun (or vtrain's per-GPU launcher) started."""
-    return bool(environ.get(MARKER) or environ.get(LOCAL_LAUNCH))
+    """True inside a process that torchrun (or vtrain's per-GPU launcher) started.
+
+    Set counts, empty included: torch itself (`is_torchelastic_launched`) asks only
+    whether TORCHELASTIC_RUN_ID exists.
+    """
+    return MARKER in environ or bool(environ.get(LOCAL_LAUNCH))
 
 
 def read(environ: Mapping[str, str]) -> ClusterInfo:
     """A cluster of torchrun's processes: rank 0 is the chief."""
-    marker = MARKER if environ.get(MARKER) else LOCAL_LAUNCH
+    marker = MARKER if MARKER in environ else LOCAL_LAUNCH
     why = f"{marker} is set, so its launcher should have set it"
     world = fields.env_required_int(environ, "WORLD_SIZE", why, minimum=1)
     rank = fields.env_required_int(environ, "RANK", why)
@@ -53,13 +57,20 @@ def read(environ: Mapping[str, str]) -> ClusterInfo:
         local_rank=local_rank,
         local_world_size=local_world,
         node_rank=fields.env_int(environ, "GROUP_RANK"),
+        process_rank=rank,
+        process_count=world,
     )
 
 
 def process_fields(environ: Mapping[str, str]) -> dict[str, int | None]:
     """torchrun's per-process facts, for a replica whose cluster came from CLUSTER_SPEC."""
+    # A torchrun process of a platform replica: the whole process world is torchrun's,
+    # so its RANK and WORLD_SIZE are checked as in `read`.
+    processes = read(environ)
     return {
-        "local_rank": fields.env_int(environ, "LOCAL_RANK"),
-        "local_world_size": fields.env_int(environ, "LOCAL_WORLD_SIZE", minimum=1),
-        "node_rank": fields.env_int(environ, "GROUP_RANK"),
+        "local_rank": processes.local_rank,
+        "local_world_size": processes.local_world_size,
+        "node_rank": processes.node_rank,
+        "process_rank": processes.process_rank,
+        "process_count": processes.process_count,
     }

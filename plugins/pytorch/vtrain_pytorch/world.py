@@ -49,8 +49,9 @@ class World:
                 expected="chief or worker",
             )
         addr, port = _master(info, environ or {})
-        if info.source == "torchrun":
-            # torchrun launched every process itself: its numbers are final.
+        if info.process_rank is not None and info.process_count is not None:
+            # torchrun (or vtrain's launcher) started every process itself: its RANK and
+            # WORLD_SIZE are final, whatever LOCAL_RANK (virtual) or GROUP_RANK (c10d) say.
             nproc = info.local_world_size or 1
             if nproc_per_node not in (None, nproc):
                 raise UsageError(
@@ -59,15 +60,16 @@ class World:
                     value=nproc_per_node,
                     expected=f"None or {nproc}",
                 )
+            rank = info.process_rank
             return cls(
                 master_addr=addr,
                 master_port=port,
-                world_size=info.num_trainers,
-                rank=info.rank,
+                world_size=info.process_count,
+                rank=rank,
                 local_rank=info.local_rank or 0,
                 local_world_size=nproc,
-                node_rank=info.node_rank if info.node_rank is not None else info.rank // nproc,
-                num_nodes=max(1, info.num_trainers // nproc),
+                node_rank=info.node_rank if info.node_rank is not None else rank // nproc,
+                num_nodes=max(1, info.process_count // nproc),
             )
         nproc = _nproc(info, nproc_per_node)
         local = local_rank if local_rank is not None else (info.local_rank or 0)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from platform_examples import EXAMPLES, Example
+from platform_examples import EXAMPLES, Example, cluster_spec
 
 from vtrain import ClusterInfo
 
@@ -34,6 +34,29 @@ def test_torchrun_in_a_kubeflow_pod_is_read_per_process_and_says_kubeflow() -> N
     )  # fmt: skip
     assert (info.source, info.platform) == ("torchrun", "kubeflow")
     assert (info.rank, info.num_trainers) == (9, 16)
+
+
+@pytest.mark.parametrize(
+    ("nnodes", "nproc", "world", "machines"),
+    [
+        ("2", None, "3", 3),  # Master + 2 Workers with an elastic policy: PET_NNODES counts workers
+        ("1:4", None, "3", 3),  # an elastic range, not the pods that exist
+        ("3", "8", "16", 2),  # WORLD_SIZE / PET_NPROC_PER_NODE, whatever PET_NNODES says
+        ("2", "gpu", "2", 2),  # a non-numeric nproc: the operator counts 1 per pod
+    ],
+)
+def test_kubeflow_machines_come_from_world_size_not_pet_nnodes(
+    nnodes: str, nproc: str | None, world: str, machines: int
+) -> None:
+    env = {"MASTER_ADDR": "job-master-0", "MASTER_PORT": "23456", "WORLD_SIZE": world,
+           "RANK": str(machines - 1), "PET_NNODES": nnodes}  # fmt: skip
+    if nproc is not None:
+        env["PET_NPROC_PER_NODE"] = nproc
+    info = ClusterInfo.from_env(env)
+    assert (info.num_trainers, info.rank, info.role) == (machines, machines - 1, "worker")
+    # Every pod of the job derives the same count.
+    for rank in range(machines):
+        assert ClusterInfo.from_env({**env, "RANK": str(rank)}).num_trainers == machines
 
 
 def test_ranks_of_a_whole_vertex_cluster_are_a_permutation() -> None:
@@ -74,16 +97,51 @@ def test_unknown_addresses_stay_unknown_but_counted() -> None:
     assert info.address == "127.0.0.1:29500" and info.is_distributed
 
 
+def torchrun_process(
+    rank: int, *, local: int, group: int, nproc: int, nodes: int
+) -> dict[str, str]:
+    """What torchrun sets in one of the processes it starts."""
+    return {"TORCHELASTIC_RUN_ID": "r", "RANK": str(rank), "WORLD_SIZE": str(nproc * nodes),
+            "LOCAL_RANK": str(local), "LOCAL_WORLD_SIZE": str(nproc), "GROUP_RANK": str(group),
+            "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "29500"}  # fmt: skip
+
+
 def test_under_torchrun_inside_a_vertex_replica_only_local_rank_0_of_the_chief_leads() -> None:
     from platform_examples import VERTEX_CLUSTER, cluster_spec
 
-    torchrun = {"TORCHELASTIC_RUN_ID": "r", "LOCAL_WORLD_SIZE": "8", "RANK": "3", "WORLD_SIZE": "8",
-                "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "29500"}  # fmt: skip
-    spec = {"CLUSTER_SPEC": cluster_spec(VERTEX_CLUSTER, "workerpool0", 0), **torchrun}
-    leaders = [
-        ClusterInfo.from_env({**spec, "LOCAL_RANK": str(local)}).is_chief for local in range(8)
+    spec = {"CLUSTER_SPEC": cluster_spec(VERTEX_CLUSTER, "workerpool0", 0)}
+    infos = [
+        ClusterInfo.from_env({**spec, **torchrun_process(p, local=p, group=0, nproc=8, nodes=3)})
+        for p in range(8)
     ]
-    assert leaders == [True] + [False] * 7
+    assert [i.is_chief for i in infos] == [True] + [False] * 7
+    assert [i.process_rank for i in infos] == list(range(8))
+
+
+def test_torchrun_virtual_local_ranks_on_vertex_give_one_chief() -> None:
+    # `torchrun --virtual-local-rank` sets LOCAL_RANK=0 in every process; Vertex sets
+    # CLUSTER_SPEC even for one replica. RANK is then the only thing that tells them apart.
+    spec = {"CLUSTER_SPEC": cluster_spec({"workerpool0": ["h:2222"]}, "workerpool0", 0)}
+    infos = [
+        ClusterInfo.from_env({**spec, **torchrun_process(p, local=0, group=0, nproc=2, nodes=1)})
+        for p in range(2)
+    ]
+    assert [(i.is_chief, i.process_rank, i.process_count) for i in infos] == [
+        (True, 0, 2),
+        (False, 1, 2),
+    ]
+
+
+def test_torchrun_c10d_node_order_decides_the_chief_not_the_platforms() -> None:
+    # With the c10d rendezvous, torchrun's RANK 0 may run on a worker's machine.
+    from platform_examples import VERTEX_CLUSTER
+
+    on_worker = {"CLUSTER_SPEC": cluster_spec(VERTEX_CLUSTER, "workerpool1", 1),
+                 **torchrun_process(0, local=0, group=0, nproc=1, nodes=3)}  # fmt: skip
+    on_chief = {"CLUSTER_SPEC": cluster_spec(VERTEX_CLUSTER, "workerpool0", 0),
+                **torchrun_process(2, local=0, group=2, nproc=1, nodes=3)}  # fmt: skip
+    assert ClusterInfo.from_env(on_worker).is_chief
+    assert not ClusterInfo.from_env(on_chief).is_chief
 
 
 def test_single_process_is_a_cluster_of_one() -> None:
@@ -101,3 +159,18 @@ def test_equality_repr_and_replace_behave_like_a_frozen_dataclass() -> None:
     assert (moved.index, moved.rank, info.index) == (0, 1, 1)
     with pytest.raises(AttributeError, match="cannot delete 'role'"):
         del info.role  # type: ignore[misc]
+
+
+def test_blanks_around_numbers_follow_one_rule() -> None:
+    # torch reads both with int(), which ignores surrounding blanks.
+    env = {"RANK": " 1", "WORLD_SIZE": "2 ", "MASTER_ADDR": " h", "MASTER_PORT": " 29500"}
+    info = ClusterInfo.from_env(env)
+    assert (info.rank, info.chief_address) == (1, "h:29500")
+
+
+def test_an_empty_torchelastic_run_id_still_means_torchrun() -> None:
+    # torch asks whether the variable exists (is_torchelastic_launched), not what it holds.
+    env = {"TORCHELASTIC_RUN_ID": "", "RANK": "1", "WORLD_SIZE": "2", "LOCAL_RANK": "1",
+           "LOCAL_WORLD_SIZE": "2", "MASTER_ADDR": "h", "MASTER_PORT": "1"}  # fmt: skip
+    info = ClusterInfo.from_env(env)
+    assert (info.source, info.local_rank, info.process_rank) == ("torchrun", 1, 1)

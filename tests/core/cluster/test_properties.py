@@ -63,7 +63,11 @@ def outcome(env: dict[str, str]) -> ClusterInfo | VtrainError:
         return e
     # Whatever was accepted must be self-consistent.
     assert info.role in info.cluster or info.role == "evaluator"
-    assert info.rank is None or 0 <= info.rank < info.num_trainers
+    if info.sparse:
+        # Only listed tasks count, and this replica is one of them, at its own index.
+        assert info.rank is None or info.trainers[info.rank] is not None
+    else:
+        assert info.rank is None or 0 <= info.rank < info.num_trainers
     json.dumps(info.to_dict())
     return info
 
