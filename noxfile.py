@@ -12,11 +12,14 @@ nox.options.reuse_existing_virtualenvs = True
 
 CONSTRAINTS = ("-c", "tests/constraints.txt")
 
-# framework -> the extras its session installs and the test folders it runs.
+# framework -> the extras its session installs, test-only packages, and the test folders.
 # Each framework plugin adds its row; MXNet gets a row of its own because it needs numpy<1.24.
 FRAMEWORKS: dict[str, dict[str, list[str]]] = {
     "pytorch": {"extras": ["pytorch", "lightning"], "tests": ["tests/pytorch"]},
     "tensorflow": {"extras": ["tensorflow"], "tests": ["tests/tensorflow"]},
+    # scikit-learn: the tests train XGBRegressor inside the collective; users of xgb.train
+    # do not need it.
+    "xgboost": {"extras": ["xgboost"], "also": ["scikit-learn"], "tests": ["tests/xgboost"]},
 }
 
 
@@ -51,5 +54,5 @@ if FRAMEWORKS:
         """One framework's plugin, with the real framework installed."""
         row = FRAMEWORKS[framework]
         extras = ",".join(["test", *row["extras"]])
-        session.install(*CONSTRAINTS, "-e", f".[{extras}]")
+        session.install(*CONSTRAINTS, "-e", f".[{extras}]", *row.get("also", []))
         session.run("pytest", *row["tests"], *session.posargs)

@@ -7,7 +7,9 @@ Both only listen on loopback; nothing here reaches Google or a cluster.
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from concurrent import futures
@@ -21,6 +23,23 @@ import pytest
 from vtrain.cli import main
 
 HERE = Path(__file__).parent
+
+
+def _core_fixtures() -> Any:
+    """tests/core/conftest.py, loaded by path: its conftest module name is taken by this one."""
+    spec = importlib.util.spec_from_file_location(
+        "vtrain_core_fixtures", HERE.parent / "core" / "conftest.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    # Its dataclasses look their module up in sys.modules while the module runs.
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+# The core tests' real GCS emulator on a free loopback port, started and stopped the same way.
+gcs_emulator = _core_fixtures().gcs_emulator
 STUDY = """\
 metrics:
   - metric_id: loss

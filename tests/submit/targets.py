@@ -85,6 +85,29 @@ TARGETS: dict[str, tuple[str, list[str]]] = {
         "kubeflow",
         ["--name", "golden", "--framework", "xgboost", "--workers", "2", *IMAGES[:2], *JOB],
     ),
+    # Trainer v2: 1 + 2 nodes on the torch runtime; one image, machine and accelerator for all.
+    "trainjob": (
+        "kubeflow",
+        [
+            "--name",
+            "golden",
+            "--trainjob",
+            "torch-distributed",
+            "--workers",
+            "2",
+            "--image",
+            "gcr.io/proj/train:1",
+            "--machine-type",
+            "n1-standard-8",
+            "--accelerator",
+            "NVIDIA_TESLA_T4:2",
+            "--service-account",
+            "trainer",
+            *JOB,
+            "--env",
+            "MODE=train",
+        ],
+    ),
 }
 
 

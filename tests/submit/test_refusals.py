@@ -362,3 +362,24 @@ def test_job_flags_that_contradict_the_file_are_refused(vtrain: Run, tmp_path: P
         vtrain("submit", "kubeflow", "--job", str(path)),
         "--job: the file is a CustomJob for vertex",
     )
+
+
+def test_best_measurement_is_refused_for_aiplatform_naming_the_study_file_and_field(
+    vtrain: Run, tmp_path: Path
+) -> None:
+    study = tmp_path / "best.yaml"
+    study.write_text(Path(STUDY).read_text() + "measurement_selection_type: BEST_MEASUREMENT\n")
+    done = vtrain("render", "aiplatform", "--name", "j", "--study", str(study), *IMAGE, *CMD)
+    one_line_error(
+        done, f"{study}: measurement_selection_type: AI Platform ranks each trial by its final"
+    )
+    assert "'BEST_MEASUREMENT'" in done.err and "LAST_MEASUREMENT" in done.err
+    # Vertex has the field: the same study renders there, with its selection kept.
+    vertex = vtrain("render", "vertex", "--name", "j", "--study", str(study), "--format", "json",
+                    *IMAGE, *CMD)  # fmt: skip
+    assert vertex.status == 0, vertex.err
+    assert json.loads(vertex.out)["studySpec"]["measurementSelectionType"] == "BEST_MEASUREMENT"
+    # LAST_MEASUREMENT is what AI Platform does anyway: said explicitly, it is accepted.
+    study.write_text(Path(STUDY).read_text() + "measurement_selection_type: LAST_MEASUREMENT\n")
+    assert vtrain("render", "aiplatform", "--name", "j", "--study", str(study), *IMAGE,
+                  *CMD).status == 0  # fmt: skip

@@ -156,13 +156,35 @@ def test_aiplatform_replicas_get_master_in_cluster_spec_and_chief_in_tf_config(
         assert spec["job"]["useChiefInTfConfig"] is True
         assert spec["job"]["jobDir"] == str(out)
         assert r["info"]["platform"] == "aiplatform"
+        # jobDir reaches the program as --job-dir, after the job's args, as the service passes it.
+        assert r["args"][:5] == [*JOB_ARGS, f"--job-dir={out}"]
     assert json.loads(records["chief-0"]["env"]["TF_CONFIG"])["task"]["type"] == "chief"
     assert json.loads(records["chief-0"]["env"]["CLUSTER_SPEC"])["task"]["type"] == "master"
     if target == "aiplatform_study":
         chief = records["chief-0"]
         assert chief["info"]["trial_id"] == "1"
         assert json.loads(chief["env"]["CLUSTER_SPEC"])["task"]["trial"] == "1"
-        assert [a.split("=")[0] + "=" for a in chief["args"][4:]] == list(STUDY_FLAGS)
+        assert [a.split("=")[0] + "=" for a in chief["args"][5:]] == list(STUDY_FLAGS)
+    else:
+        assert all(len(r["args"]) == 5 for r in records.values())
+
+
+def test_an_aiplatform_job_without_job_dir_passes_no_job_dir(vtrain: Run, tmp_path: Path) -> None:
+    job = tmp_path / "config.yaml"
+    done = vtrain("render", "aiplatform", "--name", "j", "--image", "gcr.io/p/t:1", "--workers",
+                  "1", "-o", str(job), "--", "--epochs", "3")  # fmt: skip
+    assert done.status == 0, done.err
+    rec = tmp_path / "rec"
+    ran = subprocess.run(
+        [sys.executable, "-m", "vtrain", "local", "run", "--job", str(job), "--output-dir",
+         str(tmp_path / "out"), "--", sys.executable, RECORD, str(rec), "2"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    for path in rec.glob("*.json"):
+        record = json.loads(path.read_text())
+        assert record["args"] == ["--epochs", "3"]
+        assert "jobDir" not in json.loads(record["env"]["CLUSTER_SPEC"])["job"]
 
 
 def test_a_tfjob_puts_every_role_in_tf_config(vtrain: Run, tmp_path: Path) -> None:
@@ -225,3 +247,33 @@ def test_a_job_whose_image_runs_its_entrypoint_needs_a_local_command(tmp_path: P
     assert ran.returncode == 2
     assert "COMMAND: the chief pool runs its image's ENTRYPOINT" in ran.stderr
     assert "Traceback" not in ran.stderr
+
+
+def test_an_xgboostjob_names_its_workers_in_worker_addrs_and_worker_port(
+    vtrain: Run, tmp_path: Path
+) -> None:
+    records, _, _ = rehearse(vtrain, tmp_path, "xgboostjob")
+    master = records["chief-0"]["info"]["address"]
+    env = records["chief-0"]["env"]
+    hosts = env["WORKER_ADDRS"].split(",")
+    assert len(hosts) == 2 and len(set(hosts)) == 2, "one host per worker, as each pod has"
+    workers = [f"{h}:{env['WORKER_PORT']}" for h in hosts]
+    for name, r in records.items():
+        # The operator sets both on every pod, the master's too.
+        assert (r["env"]["WORKER_ADDRS"], r["env"]["WORKER_PORT"]) == (
+            env["WORKER_ADDRS"],
+            env["WORKER_PORT"],
+        )
+        # ... and vtrain reads them back as the workers' addresses.
+        info = r["info"]
+        assert (info["platform"], info["source"]) == ("kubeflow", "torch_env")
+        assert info["cluster"] == {"chief": [master], "worker": workers}
+        if name != "chief-0":
+            assert info["address"] == workers[info["index"]]
+
+
+def test_a_pytorchjob_has_no_worker_addrs(vtrain: Run, tmp_path: Path) -> None:
+    records, _, _ = rehearse(vtrain, tmp_path, "pytorchjob")
+    for r in records.values():
+        assert "WORKER_ADDRS" not in r["env"] and "WORKER_PORT" not in r["env"]
+        assert r["info"]["cluster"]["worker"] == [None, None]

@@ -48,7 +48,6 @@ def test_a_custom_job_reaches_the_server_as_rendered(
     assert MessageToDict(aiplatform_v1.CustomJob.pb(job)) == rendered
     assert job.job_spec.scheduling.restart_job_on_worker_restart is True
     assert done.out.strip() == "projects/my-project/locations/europe-west4/customJobs/4242"
-    assert "vertex-ai/locations/europe-west4/training/4242?project=my-project" in done.err
 
 
 def test_a_study_becomes_a_hyperparameter_tuning_job(
@@ -179,3 +178,28 @@ def test_secrets_travel_in_the_request_and_never_in_the_output(
     for text in (done.out, done.err, shown.out, shown.err):
         assert "tok-123" not in text and "pw-456" not in text
     assert "***" in shown.out
+
+
+@pytest.mark.parametrize("target", ["vertex", "vertex_study"])
+def test_the_console_url_is_the_one_the_installed_sdk_builds(
+    vtrain: Run, vertex_server: VertexServer, target: str
+) -> None:
+    from types import SimpleNamespace
+
+    from google.cloud.aiplatform import jobs
+    from google.cloud.aiplatform.utils import console_utils
+
+    done = submit(vtrain, vertex_server, target)
+    assert done.status == 0, done.err
+    name = done.out.strip()
+    (line,) = [x for x in done.err.splitlines() if "console:" in x]
+    printed = line.split("console: ", 1)[1]
+    # The SDK's own method, run on the job the server returned (its name, its job type).
+    cls = jobs.CustomJob if target == "vertex" else jobs.HyperparameterTuningJob
+    stand_in = SimpleNamespace(
+        resource_name=name, _parse_resource_name=cls._parse_resource_name, _job_type=cls._job_type
+    )
+    assert printed == jobs._Job._dashboard_uri(stand_in)
+    if target == "vertex":
+        assert printed == console_utils.custom_job_console_uri(name)
+    assert printed.endswith("/locations/europe-west4/training/4242?project=my-project")

@@ -9,7 +9,8 @@ PLATFORMS = {
     "vertex": "a Vertex AI CustomJob, or a HyperparameterTuningJob with --study",
     "aiplatform": "AI Platform Training's config.yaml and gcloud command (retired: render only)",
     "kubeflow": "a training-operator TFJob, PyTorchJob or XGBoostJob "
-    "(MXNet jobs run as TFJobs: the MXNet plugin maps TF_CONFIG's roles)",
+    "(MXNet jobs run as TFJobs: the MXNet plugin maps TF_CONFIG's roles), "
+    "or a Kubeflow Trainer v2 TrainJob with --trainjob",
 }
 
 _EXAMPLE = """\
@@ -125,6 +126,11 @@ def add_job_arguments(p: argparse.ArgumentParser, platform: str) -> None:
     kf.add_argument(
         "--framework", choices=("tensorflow", "mxnet", "pytorch", "xgboost"),
         help="TFJob (tensorflow, mxnet), PyTorchJob or XGBoostJob",
+    )  # fmt: skip
+    kf.add_argument(
+        "--trainjob", nargs="?", const="torch-distributed", metavar="RUNTIME",
+        help="Kubeflow Trainer v2: a TrainJob of 1 + --workers nodes on this "
+        "ClusterTrainingRuntime (default torch-distributed), instead of a v1 job",
     )  # fmt: skip
     kf.add_argument("--namespace", help="default: default")
     kf.add_argument("--kubeconfig", metavar="FILE", help="default: ~/.kube/config")

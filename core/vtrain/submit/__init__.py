@@ -1,7 +1,7 @@
 """`vtrain submit`: the job rehearsed locally, rendered for Vertex AI, AI Platform or Kubeflow.
 
 `topology` turns the command line into one checked `JobOptions`; `vertex`,
-`aiplatform` and `kubeflow` render it into each engine's document and check it
+`aiplatform`, `kubeflow` and `trainjob` render it into each engine's document and check it
 with the engine's own types or schema; `send_vertex` and `send_kubeflow` send
 it; `job_file` reads a rendered or hand-written document back, for
 `vtrain submit --job` and for the rehearsal, `vtrain local run --job`.

@@ -51,6 +51,7 @@ BUILD_FLAGS = (
     "executor_image",
     "staging",
     "framework",
+    "trainjob",
     "argv",
 )
 

@@ -22,7 +22,7 @@ class JobDocument:
     platform: str
     """vertex, aiplatform or kubeflow."""
     kind: str
-    """CustomJob, HyperparameterTuningJob, TrainingInput, TFJob, PyTorchJob or XGBoostJob."""
+    """CustomJob, HyperparameterTuningJob, TrainingInput, or a Kubeflow kind (TFJob... TrainJob)."""
     document: dict[str, Any]
     source: str
 

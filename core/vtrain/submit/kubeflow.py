@@ -1,4 +1,4 @@
-"""Kubeflow training-operator v1 manifests: TFJob, PyTorchJob, XGBoostJob.
+"""Kubeflow training-operator v1 manifests: TFJob, PyTorchJob, XGBoostJob (TrainJob: `trainjob`).
 
 Built with the `kubeflow-training` models and written out by the client's own
 serializer; `check` reads a manifest back into those models and refuses any
@@ -45,7 +45,11 @@ ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
 
 
 def render(options: JobOptions) -> tuple[str, dict[str, Any]]:
-    """(kind, manifest) of the job's framework."""
+    """(kind, manifest) of the job's framework; a Trainer v2 TrainJob with `--trainjob`."""
+    if options.runtime is not None:
+        from vtrain.submit import trainjob
+
+        return trainjob.render(options)
     models, _ = sdk.kubeflow_training()
     assert options.framework is not None
     kind, field, container, types = KINDS[options.framework]
@@ -130,11 +134,11 @@ def parse(document: Mapping[str, Any], *, source: str) -> Any:
     kind = document.get("kind")
     if kind not in PLURALS:
         raise ConfigError(
-            "not a training-operator v1 job",
+            "not a training-operator v1 job or a TrainJob",
             source=source,
             path="kind",
             value=kind,
-            expected=" or ".join(PLURALS),
+            expected=" or ".join([*PLURALS, "TrainJob"]),
         )
     sdk.kubeflow_training()
     try:
@@ -145,6 +149,11 @@ def parse(document: Mapping[str, Any], *, source: str) -> Any:
 
 def check(document: Mapping[str, Any], *, source: str) -> None:
     """Refuse a manifest the models cannot hold, or that no operator could run."""
+    if document.get("kind") == "TrainJob":
+        from vtrain.submit import trainjob
+
+        trainjob.check(document, source=source)
+        return
     job = parse(document, source=source)
     back = _api_client().sanitize_for_serialization(job)
     errors: list[VtrainError] = [
@@ -155,7 +164,7 @@ def check(document: Mapping[str, Any], *, source: str) -> None:
             value=value,
             expected=f"a field of {document['kind']} (kubeflow-training models)",
         )
-        for path, value in _dropped(document, back, "")
+        for path, value in dropped(document, back, "")
     ]
     kind = str(document["kind"])
     if document.get("apiVersion") != API_VERSION:
@@ -207,7 +216,7 @@ def check(document: Mapping[str, Any], *, source: str) -> None:
     raise_all(errors)
 
 
-def _dropped(given: Any, kept: Any, path: str) -> list[tuple[str, Any]]:
+def dropped(given: Any, kept: Any, path: str) -> list[tuple[str, Any]]:
     """The fields of `given` that the models' round trip lost."""
     if isinstance(given, Mapping):
         kept = kept if isinstance(kept, Mapping) else {}
@@ -217,12 +226,12 @@ def _dropped(given: Any, kept: Any, path: str) -> list[tuple[str, Any]]:
             if key not in kept and value is not None:
                 lost.append((where, key))
             elif key in kept:
-                lost.extend(_dropped(value, kept[key], where))
+                lost.extend(dropped(value, kept[key], where))
         return lost
     if isinstance(given, list) and isinstance(kept, list):
         return [
             x
             for i, (g, k) in enumerate(zip(given, kept, strict=False))
-            for x in _dropped(g, k, f"{path}[{i}]")
+            for x in dropped(g, k, f"{path}[{i}]")
         ]
     return []

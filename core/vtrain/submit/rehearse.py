@@ -218,16 +218,19 @@ def _aiplatform(
         if role != CHIEF
     }
     master = training.get("masterConfig") or {}
+    args = list(training.get("args", []))
+    if training.get("jobDir"):
+        # The service passes jobDir to the program as --job-dir (ml v1's own description);
+        # the folder the replicas see is this machine's, as AIP_* dirs are on Vertex.
+        training["jobDir"] = output_dir
+        args.append(f"--job-dir={output_dir}")
     commands, envs = {}, {}
     for role, prefix in AIPLATFORM_ROLES.items():
         if counts[role]:
             config = training.get(f"{prefix}Config") or master
             command = config.get("containerCommand") or master.get("containerCommand", [])
-            args = training.get("args", [])
             commands[role] = _command(role, command, args, local, job.source) + flags
             envs[role] = dict(trial_env)
-    # The job folder the replicas see is this machine's, as AIP_* dirs are on Vertex.
-    training["jobDir"] = output_dir
     options = dict(
         platform="aiplatform",
         workers=counts[WORKER],
@@ -247,6 +250,8 @@ def _kubeflow(job: JobDocument, local: list[str], trial: str | None, output_dir:
     from vtrain.submit.kubeflow import KINDS, SPEC_FIELDS
 
     _trial(None, trial)
+    if job.kind == "TrainJob":
+        return _trainjob(job, local, output_dir)
     doc = job.document
     specs = doc["spec"][SPEC_FIELDS[job.kind]]
     if not any(t in specs for t in ("Chief", "Master")):
@@ -282,3 +287,29 @@ def _kubeflow(job: JobDocument, local: list[str], trial: str | None, output_dir:
         role_env=envs,
     )
     return Rehearsal(options, [])
+
+
+def _trainjob(job: JobDocument, local: list[str], output_dir: str) -> Rehearsal:
+    """numNodes replicas of the one trainer: node 0 is the chief, the others workers."""
+    trainer = job.document["spec"].get("trainer") or {}
+    nodes = int(trainer.get("numNodes") or 1)
+    command = _command(
+        CHIEF, trainer.get("command") or [], trainer.get("args") or [], local, job.source
+    )
+    env = {e["name"]: e.get("value", "") for e in trainer.get("env") or [] if "name" in e}
+    env |= {k: v for k, v in output_dirs(output_dir).items() if k in env}
+    notes = []
+    if "numProcPerNode" not in trainer:
+        notes.append(
+            "numProcPerNode is unset: the runtime's default (auto: one process per GPU, "
+            "else per CPU) is what torchrun sees in PET_NPROC_PER_NODE"
+        )
+    options = dict(
+        platform="kubeflow",
+        workers=nodes - 1,
+        job=job.document,
+        job_kind=job.kind,
+        role_commands={CHIEF: command, WORKER: command},
+        role_env={CHIEF: env, WORKER: env},
+    )
+    return Rehearsal(options, notes)

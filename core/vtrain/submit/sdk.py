@@ -108,6 +108,14 @@ def kubeflow_training() -> tuple[Any, Any]:
     return models, constants
 
 
+def kubeflow_trainer() -> Any:
+    """`kubeflow_trainer_api.models`: Kubeflow Trainer v2's TrainJob and its parts."""
+    try:
+        return importlib.import_module("kubeflow_trainer_api.models")
+    except ImportError:
+        raise _missing("a Kubeflow TrainJob (--trainjob)", "kubeflow") from None
+
+
 def kubernetes_client() -> Any:
     """`kubernetes.client`."""
     try:

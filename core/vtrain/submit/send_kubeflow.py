@@ -11,6 +11,15 @@ from vtrain.submit.send_vertex import redact_text
 GROUP, VERSION = "kubeflow.org", "v1"
 
 
+def _resource(kind: str) -> tuple[str, str, str]:
+    """(group, version, plural) of a v1 job kind or of Trainer v2's TrainJob."""
+    from vtrain.submit import trainjob
+
+    if kind == trainjob.KIND:
+        return trainjob.GROUP, trainjob.VERSION, trainjob.PLURAL
+    return GROUP, VERSION, PLURALS[kind]
+
+
 def send(
     job: JobDocument, *, namespace: str, kubeconfig: str | None = None, context: str | None = None
 ) -> str:
@@ -26,15 +35,16 @@ def send(
             value=kubeconfig or "~/.kube/config",
             expected="a kubeconfig with a current context",
         ) from None
+    group, version, plural = _resource(job.kind)
     document = dict(job.document)
     document["metadata"] = {**document.get("metadata", {}), "namespace": namespace}
     try:
         with api_client:
             created = client.CustomObjectsApi(api_client).create_namespaced_custom_object(
-                group=GROUP,
-                version=VERSION,
+                group=group,
+                version=version,
                 namespace=namespace,
-                plural=PLURALS[job.kind],
+                plural=plural,
                 body=document,
             )
     except client.ApiException as e:

@@ -20,8 +20,12 @@ from vtrain.submit import sdk
 from vtrain.submit.job_file import JobDocument
 from vtrain.submit.vertex import CUSTOM_JOB
 
+# What the SDK's own helpers build (jobs._Job._dashboard_uri, console_utils), for a CustomJob
+# and a HyperparameterTuningJob alike (both `_job_type = "training"`); copied, not imported:
+# `google.cloud.aiplatform` takes seconds to import. A test compares it with the installed SDK.
 CONSOLE = (
-    "https://console.cloud.google.com/vertex-ai/locations/{region}/training/{job}?project={project}"
+    "https://console.cloud.google.com/agent-platform/locations/{location}/training/{job}"
+    "?project={project}"
 )
 ENDED = ("JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED", "JOB_STATE_CANCELLED", "JOB_STATE_EXPIRED")
 
@@ -92,9 +96,17 @@ def send(job: JobDocument, *, project: str, region: str, endpoint: str | None = 
             )
     except exceptions.GoogleAPICallError as e:
         raise _refused(e) from None
-    job_id = created.name.rsplit("/", 1)[-1]
-    url = CONSOLE.format(region=region, job=job_id, project=project)
-    return SentJob(created.name, job.kind, url, jobs)
+    return SentJob(created.name, job.kind, console_url(created.name), jobs)
+
+
+def console_url(resource_name: str) -> str:
+    """The console page of ``projects/P/locations/L/customJobs/ID`` (or a tuning job)."""
+    # From the name the service returned, as the SDK does: its project is the project number.
+    parts = resource_name.split("/")
+    fields = dict(zip(parts[0::2], parts[1::2], strict=False))
+    return CONSOLE.format(
+        location=fields.get("locations", ""), job=parts[-1], project=fields.get("projects", "")
+    )
 
 
 def redact_text(text: str) -> str:

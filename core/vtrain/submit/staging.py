@@ -1,26 +1,43 @@
-"""A Python package for Vertex's pre-built containers: archived as an sdist and staged to gs://.
+"""A Python package for Vertex's pre-built containers: built as an sdist and staged to gs://.
 
-The archive is a source distribution pip installs (the package folder, with
-its pyproject.toml or setup.py, under one top folder). It is built the same
-way every time (sorted entries, no timestamps or owners), so its name carries
-its content hash: `--dry-run` shows the URI that a real submit uploads.
+The sdist comes from the package's own build backend through `build`, the
+PyPA front end (what `python -m build --sdist` runs), so it is the archive
+pip installs: PKG-INFO, the backend's file selection, its own top folder.
+It is staged under a folder named for a hash of the source tree, so a
+changed source gets a new URI while `--dry-run` already shows the one a real
+submit uploads; the build runs once per command and both use it.
 """
 
 from __future__ import annotations
 
-import gzip
 import hashlib
-import io
+import importlib
 import os
-import tarfile
+import sys
+import tempfile
+from functools import cache
+from typing import Any
 
-from vtrain.errors import ConfigError, StorageError, UsageError
+from vtrain.errors import ConfigError, MissingExtraError, StorageError, UsageError
 
 _SKIP = {"__pycache__", ".git", ".venv", ".nox", ".mypy_cache", ".pytest_cache", "dist", "build"}
+_DIGEST_CHARS = 12
 
 
-def build_sdist(package_dir: str) -> tuple[str, bytes]:
-    """(file name, bytes) of the package's source archive."""
+def tree_digest(root: str) -> str:
+    """A hash of every file's path and bytes under `root`, build outputs and caches left out."""
+    digest = hashlib.sha256()
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in _SKIP and not d.endswith(".egg-info"))
+        for name in sorted(files):
+            path = os.path.join(folder, name)
+            digest.update(os.path.relpath(path, root).encode() + b"\0")
+            with open(path, "rb") as f:
+                digest.update(hashlib.sha256(f.read()).digest())
+    return digest.hexdigest()[:_DIGEST_CHARS]
+
+
+def _source(package_dir: str) -> str:
     root = os.path.abspath(package_dir)
     if not os.path.isdir(root):
         raise UsageError("not a folder", source="--python-package", value=package_dir,
@@ -30,38 +47,88 @@ def build_sdist(package_dir: str) -> tuple[str, bytes]:
             "no pyproject.toml or setup.py", source="--python-package", value=package_dir,
             expected="a folder pip can install",
         )  # fmt: skip
-    top = os.path.basename(root).replace("_", "-") or "package"
-    raw = io.BytesIO()
-    with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        for folder, dirs, files in os.walk(root):
-            dirs[:] = sorted(d for d in dirs if d not in _SKIP and not d.endswith(".egg-info"))
-            for name in sorted(files):
-                path = os.path.join(folder, name)
-                info = tar.gettarinfo(path, arcname=os.path.join(top, os.path.relpath(path, root)))
-                # Same content, same bytes: owners and times would change the hash.
-                info.uid = info.gid = 0
-                info.uname = info.gname = ""
-                info.mtime = 0
-                with open(path, "rb") as f:
-                    tar.addfile(info, f)
-    data = gzip.compress(raw.getvalue(), mtime=0)
-    digest = hashlib.sha256(data).hexdigest()[:12]
-    return f"{top}-{digest}.tar.gz", data
+    return root
+
+
+def build_sdist(package_dir: str) -> tuple[str, bytes]:
+    """(file name, bytes) of the package's sdist, as its build backend makes it."""
+    root = _source(package_dir)
+    return _build(root, tree_digest(root))
+
+
+@cache
+def _build(root: str, digest: str) -> tuple[str, bytes]:
+    # `digest` is part of the key: an edited source between two calls is built again.
+    # Through importlib: the lint session has no `build`, and its modules are Any here.
+    try:
+        build = importlib.import_module("build")
+        hooks = importlib.import_module("pyproject_hooks")
+    except ImportError:
+        raise MissingExtraError("building --python-package", "submit", module="build") from None
+    # Quiet: a backend's progress lines would mix into the rendered job on stdout.
+    builder = build.ProjectBuilder(root, sys.executable, hooks.quiet_subprocess_runner)
+    with tempfile.TemporaryDirectory(prefix="vtrain-sdist-") as out:
+        try:
+            if _installed(build, builder):
+                path = builder.build("sdist", out)
+            else:
+                path = _build_isolated(build, hooks, root, out)
+        except (build.BuildException, build.BuildBackendException) as e:
+            raise ConfigError(
+                f"the package's build backend failed: {_last_line(e)}",
+                source="--python-package", value=root,
+                hint="`python -m build --sdist` in that folder shows the whole error",
+            ) from None  # fmt: skip
+        with open(path, "rb") as f:
+            return os.path.basename(path), f.read()
+
+
+def _installed(build: Any, builder: Any) -> bool:
+    """True when the backend and what it asks for are all installed here: no isolation needed."""
+    # As `python -m build --no-isolation` would: no download, the backend this Python has.
+    # The backend's own requirements are asked of the backend, so it must import first.
+    if any(next(iter(build.check_dependency(r)), None) for r in builder.build_system_requires):
+        return False
+    return not builder.check_dependencies("sdist")
+
+
+def _build_isolated(build: Any, hooks: Any, root: str, out: str) -> str:
+    """`python -m build --sdist`'s default: a fresh environment with the backend's requirements."""
+    env_module = importlib.import_module("build.env")
+    with env_module.DefaultIsolatedEnv() as env:
+        builder = build.ProjectBuilder.from_isolated_env(
+            env, root, runner=hooks.quiet_subprocess_runner
+        )
+        env.install(builder.build_system_requires)
+        env.install(builder.get_requires_for_build("sdist"))
+        path: str = builder.build("sdist", out)
+        return path
+
+
+def _last_line(error: Exception) -> str:
+    cause = getattr(error, "exception", None)
+    output = getattr(cause, "output", None) or b""
+    if isinstance(output, bytes):
+        output = output.decode(errors="replace")
+    lines = [line for line in str(output).splitlines() if line.strip()]
+    return lines[-1].strip() if lines else str(error).splitlines()[0]
 
 
 def planned_uri(package_dir: str, staging: str) -> str:
-    """Where `stage` puts the package: ``<staging>/<name>-<hash>.tar.gz``."""
-    name, _ = build_sdist(package_dir)
-    return f"{staging.rstrip('/')}/{name}"
+    """Where `stage` puts the package: ``<staging>/<tree hash>/<name>-<version>.tar.gz``."""
+    root = _source(package_dir)
+    digest = tree_digest(root)
+    name, _ = _build(root, digest)
+    return f"{staging.rstrip('/')}/{digest}/{name}"
 
 
 def stage(package_dir: str, staging: str) -> str:
-    """Upload the package's archive under `staging`; its gs:// URI."""
+    """Upload the package's sdist under `staging`; its gs:// URI."""
     from vtrain.storage import storage_client
 
-    name, data = build_sdist(package_dir)
-    bucket, _, prefix = staging[len("gs://") :].partition("/")
-    blob_name = f"{prefix.strip('/')}/{name}".lstrip("/")
+    uri = planned_uri(package_dir, staging)
+    _, data = build_sdist(package_dir)
+    bucket, _, blob_name = uri[len("gs://") :].partition("/")
     try:
         storage_client().bucket(bucket).blob(blob_name).upload_from_string(
             data, content_type="application/gzip"
@@ -71,4 +138,4 @@ def stage(package_dir: str, staging: str) -> str:
             f"cannot stage the package: {type(e).__name__}", source="--staging", value=staging,
             expected="a bucket you can write to",
         ) from None  # fmt: skip
-    return f"gs://{bucket}/{blob_name}"
+    return uri

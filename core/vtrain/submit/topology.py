@@ -101,6 +101,8 @@ class JobOptions:
     study: Study | None = None
     use_chief: bool = True
     framework: str | None = None
+    runtime: str | None = None
+    """Kubeflow Trainer v2: the ClusterTrainingRuntime of a TrainJob; None for a v1 job."""
     namespace: str = "default"
     python_module: str | None = None
     package_uris: tuple[str, ...] = ()
@@ -220,8 +222,12 @@ class _Checker:
 
             self.errors.extend(check_study_args(study, command, job_args, a.study))
         framework = getattr(a, "framework", None)
-        if platform == "kubeflow" and framework is None:
-            self.bad("--framework", "Kubeflow needs the job's kind", None, " or ".join(FRAMEWORKS))
+        runtime = self.trainjob()
+        if platform == "kubeflow" and framework is None and runtime is None:
+            self.bad(
+                "--framework", "Kubeflow needs the job's kind", None,
+                " or ".join(FRAMEWORKS) + ", or --trainjob [RUNTIME] for a Trainer v2 TrainJob",
+            )  # fmt: skip
         if framework in ("pytorch", "xgboost"):
             for role, flag in ((PS, "--ps"), (EVALUATOR, "--evaluators")):
                 n = next(p.count for p in pools if p.role == role)
@@ -254,6 +260,7 @@ class _Checker:
             study=study,
             use_chief=getattr(a, "use_chief", True),
             framework=framework,
+            runtime=runtime,
             namespace=getattr(a, "namespace", None) or "default",
             python_module=module,
             package_uris=package_uris,
@@ -381,6 +388,39 @@ class _Checker:
             if getattr(a, "flags_only", False):
                 self.flags_only(command)
 
+    def trainjob(self) -> str | None:
+        """`--trainjob [RUNTIME]`: the runtime's name; refuse what a TrainJob cannot say."""
+        a = self.args
+        runtime: str | None = getattr(a, "trainjob", None)
+        if runtime is None:
+            return None
+        if self.platform != "kubeflow":
+            self.bad("--trainjob", "a TrainJob is a Kubeflow job", runtime, "kubeflow")
+            return None
+        if not _NAMES["kubeflow"][0].fullmatch(runtime):
+            self.bad("--trainjob", "not a runtime name", runtime, _NAMES["kubeflow"][1])
+        if getattr(a, "framework", None):
+            self.bad(
+                "--framework", "a TrainJob's runtime decides the framework", a.framework,
+                "no --framework with --trainjob", hint=f"--trainjob {runtime} names the runtime",
+            )  # fmt: skip
+        why = "a TrainJob's nodes are all trainers"
+        for flag, value in (("--ps", a.ps), ("--evaluators", a.evaluators)):
+            if value:
+                self.bad(flag, why, value, "0 with --trainjob; --workers N gives numNodes N+1")
+        # One trainer template for every node: a per-role setting has nowhere to go.
+        for name in ("worker_image", "chief_machine_type", "worker_machine_type",
+                     "chief_accelerator", "worker_accelerator"):  # fmt: skip
+            value = getattr(a, name, None)
+            if value is not None:
+                flag = "--" + name.replace("_", "-")
+                self.bad(
+                    flag, "every node of a TrainJob runs the same trainer", value,
+                    f"no {flag} with --trainjob; --{name.split('_', 1)[1].replace('_', '-')} "
+                    "sets it for all nodes",
+                )  # fmt: skip
+        return runtime
+
     def flags_only(self, command: tuple[str, ...]) -> None:
         """`--flags-only`: the job as gcloud flags, no config.yaml; refuse what needs the file."""
         a = self.args
@@ -405,10 +445,25 @@ class _Checker:
         from vtrain.tune.study_file import read_study
 
         try:
-            return read_study(self.args.study)
+            study = read_study(self.args.study)
         except VtrainError as e:
             self.errors.append(e)
             return None
+        if self.platform == "aiplatform" and study.measurement_selection == "BEST_MEASUREMENT":
+            # Refused, not warned: HyperparameterSpec has no such field and AI Platform ranks
+            # trials by finalMetric, so the job would tune a different objective than the file's.
+            self.errors.append(
+                UsageError(
+                    "AI Platform ranks each trial by its final measurement; its "
+                    "HyperparameterSpec has no measurement selection",
+                    source=self.args.study,
+                    path="measurement_selection_type",
+                    value=study.measurement_selection,
+                    expected="LAST_MEASUREMENT (or no measurement_selection_type) for aiplatform",
+                    hint="Vertex honours BEST_MEASUREMENT: vtrain submit vertex --study",
+                )  # fmt: skip
+            )
+        return study
 
     def python_package(
         self, command: tuple[str, ...]

@@ -11,7 +11,10 @@ import subprocess
 import sys
 import time
 
-KEYS = ("CLUSTER_SPEC", "TF_CONFIG", "MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK", "MODE")
+KEYS = (
+    "CLUSTER_SPEC", "TF_CONFIG", "MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK", "MODE",
+    "WORKER_ADDRS", "WORKER_PORT",
+)  # fmt: skip
 
 out, expected, args = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 info = json.loads(

@@ -5,7 +5,10 @@ sets it only when the job has more than one replica. PyTorchJob and
 XGBoostJob set MASTER_ADDR, MASTER_PORT, WORLD_SIZE and RANK (master 0,
 worker i -> i+1) on every trainer, also in a job of one. Without a manifest
 (`--platform kubeflow` alone) a replica gets both, so any framework runs; a
-rehearsed manifest (`--job`) gets exactly what its kind sets.
+rehearsed manifest (`--job`) gets exactly what its kind sets; an XGBoostJob
+adds WORKER_ADDRS and WORKER_PORT. A Trainer v2 TrainJob on a torch runtime
+sets only torchrun's PET_* variables on each node (its command is torchrun,
+which derives RANK and WORLD_SIZE from them).
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ def variables(
     """Kubeflow's variables for replica `me`."""
     env: dict[str, str] = {}
     kind = plan.job_kind
+    if kind == "TrainJob":
+        return _torch_plugin(plan, replicas, me)
     names = NAMES
     if kind == "TFJob" and "Master" in ((plan.job or {}).get("spec") or {}).get(
         "tfReplicaSpecs", {}
@@ -38,4 +43,35 @@ def variables(
         )
     if me.role in ("chief", "worker") and kind != "TFJob":
         env.update(trainer_variables(replicas, me))
+    if kind == "XGBoostJob":
+        env.update(xgboost_workers(replicas))
     return env
+
+
+def xgboost_workers(replicas: Sequence[Replica]) -> dict[str, str]:
+    """WORKER_ADDRS and WORKER_PORT, which the operator sets on every pod of a job with workers."""
+    workers = [r for r in replicas if r.role == "worker"]
+    if not workers:
+        return {}
+    # On Kubeflow each worker has its own host and they share one port. Here they share a
+    # host and each has its own port, so each worker is named by its own loopback address
+    # (127.0.1.N: Linux routes all of 127.0.0.0/8 to lo), with worker 0's reserved port:
+    # distinct (host, port) pairs a worker can bind, as the operator's are.
+    return {
+        "WORKER_ADDRS": ",".join(f"127.0.1.{i + 1}" for i in range(len(workers))),
+        "WORKER_PORT": str(workers[0].port),
+    }
+
+
+def _torch_plugin(plan: Plan, replicas: Sequence[Replica], me: Replica) -> dict[str, str]:
+    """What Trainer v2's torch plugin sets on node `me`: node 0 is the chief, master of all."""
+    trainer = ((plan.job or {}).get("spec") or {}).get("trainer") or {}
+    chief = replicas[0]
+    return {
+        "PET_NNODES": str(len(replicas)),
+        # The torch runtime's default is "auto"; torchrun resolves it inside the node.
+        "PET_NPROC_PER_NODE": str(trainer.get("numProcPerNode", "auto")),
+        "PET_NODE_RANK": str(replicas.index(me)),
+        "PET_MASTER_ADDR": chief.address.rsplit(":", 1)[0],
+        "PET_MASTER_PORT": str(chief.port),
+    }

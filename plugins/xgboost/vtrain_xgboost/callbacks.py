@@ -1,0 +1,110 @@
+"""XGBoost training callbacks: commit the booster every N rounds; report the tuning metric.
+
+This module imports XGBoost (its callbacks subclass `TrainingCallback`); the
+handle imports it only when asked for callbacks. The writing itself runs on a
+background `Writer`; training ends when it is done. Rounds are counted on the
+booster (`num_boosted_rounds()`), not by XGBoost's per-call epoch, which starts
+at 0 again in a call that resumes from a saved model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from xgboost.callback import TrainingCallback
+
+import vtrain
+from vtrain import UsageError
+from vtrain.checkpoints import CheckpointManager
+from vtrain_xgboost.state import MODEL_FILE
+from vtrain_xgboost.writer import Writer
+
+
+class CheckpointCallback(TrainingCallback):
+    """Commits the booster every `every` rounds and at the end (the leader; elsewhere nothing)."""
+
+    def __init__(self, manager: CheckpointManager, every: int, writer: Writer) -> None:
+        super().__init__()
+        self.manager = manager
+        self.every = every
+        self.writer = writer
+        self.saved: int | None = None
+        """The round last committed by this callback."""
+
+    def after_iteration(self, model: Any, epoch: int, evals_log: Mapping[str, Any]) -> bool:
+        """Commit on every `every`-th round."""
+        rounds = model.num_boosted_rounds()
+        if rounds % self.every == 0:
+            self._save(model, rounds)
+        return False
+
+    def after_training(self, model: Any) -> Any:
+        """Commit the final round, so that a job restarted after the end trains nothing more."""
+        rounds = model.num_boosted_rounds()
+        if rounds and rounds != self.saved:
+            self._save(model, rounds)
+        self.writer.flush()
+        return model
+
+    def _save(self, model: Any, rounds: int) -> None:
+        if self.manager.is_leader:
+            # The bytes now, on the training thread: the booster changes in the next round.
+            raw = model.save_raw(raw_format="ubj")
+            self.writer.submit(self.manager.save, rounds, {MODEL_FILE: raw})
+        self.saved = rounds
+
+
+class ReportCallback(TrainingCallback):
+    """Reports one evaluation metric to the tuning service every `every` rounds (leader only).
+
+    `metric` is named as XGBoost prints it: ``<eval name>-<metric>``, e.g. "validation-rmse".
+    """
+
+    def __init__(
+        self, metric: str, every: int, tag: str | None, is_leader: bool, writer: Writer
+    ) -> None:
+        super().__init__()
+        self.writer = writer
+        self.metric = metric
+        self.every = every
+        self.tag = tag
+        self.is_leader = is_leader
+
+    def after_iteration(self, model: Any, epoch: int, evals_log: Mapping[str, Any]) -> bool:
+        """Report the latest value on every `every`-th round."""
+        rounds = model.num_boosted_rounds()
+        if rounds % self.every == 0:
+            value = latest(evals_log, self.metric)  # on every replica: all fail alike
+            if self.is_leader:
+                # all_replicas: the handle already knows this replica leads; asking again
+                # would read the cluster from the environment on every round.
+                self.writer.submit(self._report, value, rounds)
+        return False
+
+    def _report(self, value: float, rounds: int) -> None:
+        vtrain.hypertune.report(value, self.tag, rounds, all_replicas=True)
+
+    def after_training(self, model: Any) -> Any:
+        """Wait for the reports handed to the writer."""
+        self.writer.flush()
+        return model
+
+
+def latest(evals_log: Mapping[str, Mapping[str, Any]], metric: str) -> float:
+    """The newest value of ``<eval name>-<metric>`` in XGBoost's evaluation log."""
+    for data, metrics in evals_log.items():
+        for name, values in metrics.items():
+            if f"{data}-{name}" == metric and values:
+                value = values[-1]
+                # xgb.cv logs (mean, std) pairs; report the mean.
+                return float(value[0] if isinstance(value, tuple) else value)
+    known = [f"{d}-{n}" for d, metrics in evals_log.items() for n in metrics]
+    raise UsageError(
+        "no such evaluation result",
+        source="callbacks(metric=)",
+        value=metric,
+        expected="one of "
+        + (", ".join(known) if known else "nothing: pass evals=[(dmatrix, name)]"),
+        hint="name it as XGBoost prints it, <eval name>-<metric>",
+    )

@@ -1,0 +1,175 @@
+"""Entering XGBoost's collective, patiently, and leaving it: the life of one trainer's link.
+
+Why not the core's `wait_for_chief`: it proves the chief is up by opening a TCP
+connection and closing it unsaid. XGBoost's tracker takes every connection for
+a worker: 3.x logs "Failed to initialize worker proxy … Connection reset by
+peer" on the chief for each such probe, and 2.x's tracker stops there and then.
+So the wait here never connects on its own: it waits for the tracker's host name
+to resolve, then lets XGBoost itself connect, one attempt at a time, pausing
+between attempts for as long as `wait` allows. A refused attempt costs
+milliseconds, so the pauses start short (50 ms, growing by a quarter up to 2 s):
+at launch a worker is often a moment ahead of the chief, and its wait should
+end within a moment of the tracker's start. XGBoost's own retries sleep 2 s,
+then 4 s…, which would add seconds to every such launch.
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+import warnings
+from datetime import timedelta
+from typing import Any
+
+from vtrain import LaunchError
+from vtrain_xgboost.rendezvous import Rendezvous
+from vtrain_xgboost.tracker import start_tracker, stop_tracker
+
+_FIRST_PAUSE = 0.05
+_GROWTH = 1.25
+_MAX_PAUSE = 2.0
+# One connection attempt per init: the pauses between attempts are ours (see above).
+_ATTEMPT_RETRY = 1
+# What XGBoost 3 says when nothing listens at the tracker's address.
+_UNREACHABLE = "connect to the tracker"
+
+
+def wait_for_name(host: str, deadline: float, source: str, wait: timedelta) -> None:
+    """Block until `host` resolves (a platform publishes a replica's name once it runs)."""
+    pause = _FIRST_PAUSE
+    while True:
+        try:
+            socket.getaddrinfo(host, None)
+            return
+        except socket.gaierror as e:
+            if time.monotonic() + pause > deadline:
+                raise LaunchError(
+                    f"the tracker's host name did not resolve within "
+                    f"{wait.total_seconds():g} s ({e.strerror})",
+                    source=source,
+                    value=host,
+                    hint="the chief may still be starting: raise `wait=` in configure()",
+                ) from None
+        time.sleep(pause)
+        pause = min(pause * 2, _MAX_PAUSE)
+
+
+class Link:
+    """One trainer's membership in the collective, and on rank 0 the tracker it hosts."""
+
+    def __init__(self, rv: Rendezvous, *, wait: timedelta, timeout: timedelta) -> None:
+        self.rv = rv
+        self.wait = wait
+        self.timeout = timeout
+        self.tracker: Any = None
+        self.joined = False
+        self.waited = 0.0
+        """Seconds spent waiting for the tracker and the other trainers."""
+
+    def open(self) -> None:
+        """Host the tracker on rank 0, then enter the collective; raise LaunchError on failure."""
+        start = time.monotonic()
+        deadline = start + self.wait.total_seconds()
+        if self.rv.hosts_tracker:
+            self.tracker = start_tracker(self.rv, deadline, self.wait.total_seconds())
+        try:
+            self._join(deadline)
+        except BaseException:
+            self.close(failed=True)
+            raise
+        self.joined = True
+        self.waited = time.monotonic() - start
+
+    def close(self, *, failed: bool = False) -> None:
+        """Leave the collective; on rank 0, wait for the others to leave, then stop the tracker.
+
+        After a failure the tracker is stopped at once: the others may never sign off.
+        """
+        from xgboost import collective
+        from xgboost.core import XGBoostError
+
+        if self.joined:
+            self.joined = False
+            try:
+                collective.finalize()
+            except XGBoostError:
+                if not failed:
+                    raise
+        if self.tracker is not None:
+            tracker, self.tracker = self.tracker, None
+            stop_tracker(tracker, finish_seconds=None if failed else self.wait.total_seconds())
+
+    def _join(self, deadline: float) -> None:
+        from xgboost import collective
+        from xgboost.core import XGBoostError
+
+        rv = self.rv
+        assert rv.tracker_host is not None
+        wait_for_name(rv.tracker_host, deadline, rv.address_source, self.wait)
+        args = collective.CommunicatorContext(
+            dmlc_tracker_uri=rv.tracker_host,
+            dmlc_tracker_port=rv.tracker_port,
+            dmlc_task_id=rv.task_id,
+            dmlc_timeout=max(1, round(self.timeout.total_seconds())),
+            dmlc_retry=_ATTEMPT_RETRY,
+        ).args  # it adds the NCCL library's path where XGBoost loads NCCL at run time
+        pause = _FIRST_PAUSE
+        while True:
+            try:
+                with warnings.catch_warnings():
+                    # Each refused attempt is a warning from XGBoost; the wait is expected.
+                    warnings.filterwarnings("ignore", r"(?s).*(Failed to connect|Retrying)")
+                    collective.init(**args)
+                return
+            except XGBoostError as e:
+                text = str(e)
+                if not _unreachable(text, rv):
+                    raise self._did_not_form(text) from None
+                if time.monotonic() + pause > deadline:
+                    raise LaunchError(
+                        f"XGBoost's tracker did not answer within {self.wait.total_seconds():g} s",
+                        source=rv.address_source,
+                        value=rv.tracker_address,
+                        hint="the chief hosts it and may still be starting: raise `wait=` in "
+                        "configure(), or check that the chief runs and that its port is open",
+                    ) from None
+            time.sleep(pause)
+            pause = min(pause * _GROWTH, _MAX_PAUSE)
+
+    def _did_not_form(self, text: str) -> LaunchError:
+        rv = self.rv
+        reason = _reason(text)
+        if self.tracker is not None:
+            try:
+                self.tracker.wait_for(1)
+            except Exception as e:  # noqa: BLE001 - XGBoostError: the tracker's own reason
+                reason = f"{reason}; the tracker: {_reason(str(e))}"
+        return LaunchError(
+            f"XGBoost's collective did not form within {self.wait.total_seconds():g} s ({reason})",
+            source=rv.world_source,
+            value=rv.world_size,
+            expected=f"{rv.world_size} trainers (the chief and the workers) reaching the "
+            f"tracker at {rv.tracker_address}",
+            hint="a world size larger than the replicas that run? a trainer that crashed or "
+            "started too late? raise `wait=` in configure() for slow starts",
+        )
+
+
+def _unreachable(text: str, rv: Rendezvous) -> bool:
+    """True when an init failed because nothing listens at the tracker's address yet."""
+    # 2.x names the address it could not reach, not the tracker; peers' ports differ from it.
+    return _UNREACHABLE in text or (
+        "Failed to connect to" in text and f":{rv.tracker_port}" in text
+    )
+
+
+def _reason(text: str) -> str:
+    """The most specific lines of an XGBoost error, without its stack trace."""
+    lines = []
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("Stack trace"):
+            break
+        if line.startswith("- ["):
+            lines.append(line.split("]: ", 1)[-1])
+    return "; ".join(lines[-2:]) if lines else text.splitlines()[0] if text else "no reason"

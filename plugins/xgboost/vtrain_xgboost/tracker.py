@@ -1,0 +1,78 @@
+"""XGBoost's tracker, hosted in the chief's process on the chief's port from the cluster.
+
+It ranks workers by task id (`sortby="task"`), so tracker rank is vtrain rank.
+Its timeout is the job's `wait`: it bounds how long the tracker waits for every
+trainer to arrive, so a world size larger than the replicas that exist ends in
+an error instead of a hang. XGBoost binds the port without SO_REUSEADDR: a chief
+restarted within a minute finds it held by the previous run's closed
+connections (TIME_WAIT), and retries until the same deadline.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from typing import Any
+
+from vtrain import LaunchError
+from vtrain_xgboost.rendezvous import Rendezvous
+
+_FIRST_PAUSE = 0.1
+_MAX_PAUSE = 2.0
+_IN_USE = "Address already in use"
+
+
+def start_tracker(rv: Rendezvous, deadline: float, wait_seconds: float) -> Any:
+    """A started `xgboost.tracker.RabitTracker` for `rv`'s world; retries a port still in use."""
+    from xgboost.core import XGBoostError
+    from xgboost.tracker import RabitTracker
+
+    pause = _FIRST_PAUSE
+    while True:
+        try:
+            tracker = RabitTracker(
+                n_workers=rv.world_size,
+                host_ip=rv.bind_host,
+                port=rv.tracker_port or 0,
+                sortby="task",
+                timeout=max(1, round(wait_seconds)),
+            )
+            break
+        except XGBoostError as e:
+            if _IN_USE not in str(e) or time.monotonic() + pause > deadline:
+                raise LaunchError(
+                    f"XGBoost's tracker cannot listen on {rv.bind_host}:{rv.tracker_port}: "
+                    + _first_line(e, _IN_USE),
+                    source=rv.address_source,
+                    value=rv.tracker_address,
+                    expected="a port of the chief's that nothing else uses",
+                    hint="the chief's port from the cluster is the tracker's; "
+                    "another program on the chief may hold it",
+                ) from None
+        time.sleep(pause)
+        pause = min(pause * 2, _MAX_PAUSE)
+    tracker.start()
+    return tracker
+
+
+def stop_tracker(tracker: Any, *, finish_seconds: float | None) -> None:
+    """Wait up to `finish_seconds` for every worker to sign off (None: not at all), then free it."""
+    from xgboost.core import XGBoostError
+
+    try:
+        if finish_seconds is not None:
+            tracker.wait_for(max(1, round(finish_seconds)))
+    except XGBoostError:
+        pass  # a worker that died never signs off: the job's own failure says why
+    finally:
+        # Freeing a running tracker interrupts its accept, and it raises to say so.
+        with contextlib.suppress(XGBoostError):
+            tracker.free()
+
+
+def _first_line(e: BaseException, wanted: str) -> str:
+    for line in str(e).splitlines():
+        if wanted in line:
+            return line.strip(" -")
+    lines = [ln.strip(" -") for ln in str(e).splitlines() if ln.strip(" -")]
+    return lines[-1] if lines else type(e).__name__
