@@ -17,6 +17,7 @@ CONSTRAINTS = ("-c", "tests/constraints.txt")
 FRAMEWORKS: dict[str, dict[str, list[str]]] = {
     "pytorch": {"extras": ["pytorch", "lightning"], "tests": ["tests/pytorch"]},
     "tensorflow": {"extras": ["tensorflow"], "tests": ["tests/tensorflow"]},
+    "mxnet": {"extras": ["mxnet"], "tests": ["tests/mxnet"]},
     # scikit-learn: the tests train XGBRegressor inside the collective; users of xgb.train
     # do not need it.
     "xgboost": {"extras": ["xgboost"], "also": ["scikit-learn"], "tests": ["tests/xgboost"]},

@@ -52,7 +52,8 @@ PLATFORM_VARIABLES = frozenset(
 PLATFORM_PREFIXES = ("AIP_", "CLOUD_ML_", "TORCHELASTIC_", "PET_", "DMLC_")
 # Chosen by whoever starts the job (the study's metric tag), not by the job's position:
 # `vtrain tune` sets it for a distributed trial, and every replica must see it.
-PASSED_THROUGH = frozenset({"CLOUD_ML_HP_METRIC_TAG"})
+# DMLC_INTERFACE names this machine's network interface for MXNet: the user's, not the job's.
+PASSED_THROUGH = frozenset({"CLOUD_ML_HP_METRIC_TAG", "DMLC_INTERFACE"})
 
 Writer = Callable[[Plan, Sequence[Replica], Replica, int], dict[str, str]]
 

@@ -87,17 +87,17 @@ class Plugin(ABC):
         """The framework's variables for this replica; None removes a variable."""
         return {}
 
-    def serves(self, info: ClusterInfo) -> bool:
+    def serves(self, info: ClusterInfo, **options: Any) -> bool:
         """True for a replica that runs a service until the job ends instead of training."""
         return False
 
-    def leader(self, info: ClusterInfo) -> Replica | None:
+    def leader(self, info: ClusterInfo, **options: Any) -> Replica | None:
         """The replica that writes shared artifacts: the chief (worker 0 without one)."""
         return default_leader(info)
 
     # -- with the framework ---------------------------------------------------------------
 
-    def serve(self, info: ClusterInfo, stopped: threading.Event) -> None:
+    def serve(self, info: ClusterInfo, stopped: threading.Event, **options: Any) -> None:
         """Run this replica's service; return when the framework ends it or `stopped` is set."""
         raise NotImplementedError(
             f"the {self.name} plugin says {info.role} serves, but has no serve"
@@ -108,8 +108,9 @@ class Plugin(ABC):
     ) -> ClusterInfo:
         """The start of every `configure`: read the cluster, set its variables, export the leader.
 
-        On a replica that serves, this runs the service and exits 0 when it ends:
-        it never returns there.
+        `options` (the ones `configure` took that shape the layout) reach
+        `environment`, `serves`, `leader` and `serve`. On a replica that serves,
+        this runs the service and exits 0 when it ends: it never returns there.
         """
         env = os.environ if environ is None else environ
         info = info or ClusterInfo.from_env(env)
@@ -118,15 +119,15 @@ class Plugin(ABC):
                 env.pop(name, None)
             else:
                 env[name] = value
-        leader = self.leader(info)
+        leader = self.leader(info, **options)
         if leader is None:
             env.pop(LEADER, None)
         else:
             env[LEADER] = encode(leader)
-        if self.serves(info):
+        if self.serves(info, **options):
             from vtrain.plugins.serve import run_service
 
-            run_service(self, info)
+            run_service(self, info, options)
         return info
 
     def leads(self, info: ClusterInfo, environ: Mapping[str, str] | None = None) -> bool:

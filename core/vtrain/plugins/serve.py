@@ -13,7 +13,8 @@ import signal
 import sys
 import threading
 import traceback
-from typing import TYPE_CHECKING, NoReturn
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from vtrain.cluster import ClusterInfo
 
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     from vtrain.plugins.base import Plugin
 
 
-def run_service(plugin: Plugin, info: ClusterInfo) -> NoReturn:
+def run_service(plugin: Plugin, info: ClusterInfo, options: Mapping[str, Any]) -> NoReturn:
     """Run `plugin.serve` for this replica; exit 0 when it returns or SIGTERM/SIGINT arrives."""
     stopped = threading.Event()
     if threading.current_thread() is threading.main_thread():
@@ -32,7 +33,7 @@ def run_service(plugin: Plugin, info: ClusterInfo) -> NoReturn:
     # leave without waiting for them, or a failed service would hang instead of failing.
     status = 0
     try:
-        plugin.serve(info, stopped)
+        plugin.serve(info, stopped, **options)
     except BaseException:  # noqa: BLE001 - reported here, then the process ends with status 1
         traceback.print_exc()
         status = 1

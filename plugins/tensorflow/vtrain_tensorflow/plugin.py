@@ -42,11 +42,11 @@ class TensorFlowPlugin(Plugin):
             variables["GRPC_FAIL_FAST"] = "use_caller"
         return variables
 
-    def serves(self, info: ClusterInfo) -> bool:
+    def serves(self, info: ClusterInfo, **options: object) -> bool:
         """Workers and parameter servers of parameter-server training serve the chief."""
         return uses_parameter_servers(info) and info.role in (WORKER, PS)
 
-    def serve(self, info: ClusterInfo, stopped: threading.Event) -> None:
+    def serve(self, info: ClusterInfo, stopped: threading.Event, **options: object) -> None:
         """Host this replica's tf.distribute.Server until the job ends."""
         from vtrain_tensorflow.servers import serve_until_stopped
 

@@ -63,15 +63,15 @@ class RelayPlugin(Plugin):
             "RELAY_NUM_WORKERS": str(len(info.cluster.get(WORKER, ()))),
         }
 
-    def serves(self, info: ClusterInfo) -> bool:
+    def serves(self, info: ClusterInfo, **options: object) -> bool:
         """The coordinator and the servers serve; only workers train."""
         return info.role in (CHIEF, PS)
 
-    def leader(self, info: ClusterInfo) -> Replica | None:
+    def leader(self, info: ClusterInfo, **options: object) -> Replica | None:
         """Worker 0: the chief never trains."""
         return (WORKER, 0)
 
-    def serve(self, info: ClusterInfo, stopped: threading.Event) -> None:
+    def serve(self, info: ClusterInfo, stopped: threading.Event, **options: object) -> None:
         """Answer requests on this replica's own address until the job (or SIGTERM) ends it."""
         assert info.address is not None
         host, port = split_address(info.address, "relay")

@@ -1,0 +1,93 @@
+"""vtrain's MXNet setup against the same job with the DMLC_* variables set by hand, side by side.
+
+    python bench/mxnet.py        # needs mxnet (pip install ".[mxnet]")
+
+A scheduler, one server and two workers on 127.0.0.1, started the same minimal way
+(bench/compare.py's launch_by_hand): on one side each replica gets a Vertex
+CLUSTER_SPEC and calls configure(); on the other, DMLC_ROLE & co. by hand.
+Against two hand-set sides: the same serial engine vtrain chooses, and MXNet's default.
+1. Gluon dist_sync steps per second on a worker (target: >= 0.98x).
+2. Launch to the end of the first step (target: <= 1.05x).
+Runs are interleaved and repeated; medians are reported.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import time
+from pathlib import Path
+
+from compare import free_port, launch_by_hand, report
+
+JOB = str(Path(__file__).resolve().parent / "scripts" / "mxnet_job.py")
+ROUNDS = 5
+POOLS = (("workerpool0", "scheduler"), ("workerpool2", "server"),
+         ("workerpool1", "worker"), ("workerpool1", "worker"))  # fmt: skip
+
+
+def _base() -> dict[str, str]:
+    # Neither side may inherit a cluster, nor an engine choice that favours one.
+    drop = ("CLUSTER_SPEC", "TF_CONFIG", "MXNET_ENGINE_TYPE", "VTRAIN_LEADER")
+    return {k: v for k, v in os.environ.items() if k not in drop and not k.startswith("DMLC_")}
+
+
+def vtrain_envs() -> list[dict[str, str]]:
+    cluster: dict[str, list[str]] = {}
+    for pool, _ in POOLS:
+        cluster.setdefault(pool, []).append(f"127.0.0.1:{free_port()}")
+    envs, seen = [], {}
+    for pool, _ in POOLS:
+        index = seen[pool] = seen.get(pool, -1) + 1
+        spec = {"cluster": cluster, "task": {"type": pool, "index": index}}
+        envs.append({**_base(), "CLUSTER_SPEC": json.dumps(spec)})
+    return envs
+
+
+def hand_set_envs(**extra: str) -> list[dict[str, str]]:
+    port = str(free_port())
+    common = {"DMLC_PS_ROOT_URI": "127.0.0.1", "DMLC_PS_ROOT_PORT": port,
+              "DMLC_NUM_SERVER": "1", "DMLC_NUM_WORKER": "2", **extra}  # fmt: skip
+    return [{**_base(), **common, "DMLC_ROLE": role} for _, role in POOLS]
+
+
+def run(mode: str, envs: list[dict[str, str]]) -> tuple[float, float]:
+    """(median steps per second of the workers, slowest launch-to-first-step)."""
+    launched = str(time.time())
+    envs = [{**e, "LAUNCHED": launched} for e in envs]
+    _, outputs = launch_by_hand([sys.executable, JOB, mode], envs)
+    workers = outputs[2:]
+    try:
+        rates = [float(re.findall(r"STEPS_PER_SECOND ([\d.]+)", o)[-1]) for o in workers]
+        first = max(float(re.findall(r"FIRST_STEP ([\d.]+)", o)[-1]) for o in workers)
+    except IndexError:
+        raise SystemExit(f"{mode} failed:\n" + "\n---\n".join(outputs)) from None
+    return sum(rates) / len(rates), first
+
+
+def main() -> None:
+    # vtrain runs MXNet's serial engine on workers and servers (vtrain_mxnet/layout.py says
+    # why); "same engine" isolates what configure() itself costs.
+    sides = {
+        "vtrain configure()": ("vtrain", vtrain_envs),
+        "by hand, same engine": ("plain", lambda: hand_set_envs(MXNET_ENGINE_TYPE="NaiveEngine")),
+        "by hand, MXNet default engine": ("plain", hand_set_envs),
+    }
+    rates: dict[str, list[float]] = {name: [] for name in sides}
+    firsts: dict[str, list[float]] = {name: [] for name in sides}
+    for _ in range(ROUNDS):
+        for name, (mode, envs) in sides.items():
+            rate, first = run(mode, envs())
+            rates[name].append(rate)
+            firsts[name].append(first)
+    for theirs in ("by hand, same engine", "by hand, MXNet default engine"):
+        report("Gluon dist_sync, 2 workers + 1 server, steps per second", rates, unit="steps/s",
+               ours="vtrain configure()", theirs=theirs, target=">= 0.98x")  # fmt: skip
+        report("Launch to the end of the first step", firsts, unit="s",
+               ours="vtrain configure()", theirs=theirs, target="<= 1.05x")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,247 @@
+"""The "mxnet" plugin: MXNet's scheduler, servers and workers from the platform's cluster."""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+from collections.abc import Mapping, MutableMapping
+from datetime import timedelta
+from typing import Any
+
+from vtrain import ClusterInfo, LaunchError, UsageError
+from vtrain.cluster.leader import Replica, encode
+from vtrain.context import LEADER
+from vtrain.plugins.base import Plugin
+from vtrain_mxnet.children import Children
+from vtrain_mxnet.handle import MXNetHandle, _Resources
+from vtrain_mxnet.import_order import check_not_too_late, mark_started
+from vtrain_mxnet.layout import SCHEDULER, SERVER, Layout
+
+KVSTORES = ("dist_sync", "dist_async", "dist_device_sync")
+# Replicas start minutes apart on Vertex; ps-lite would wait for a scheduler forever.
+DEFAULT_WAIT = timedelta(minutes=30)
+_SCHEDULER_SOURCE = "DMLC_PS_ROOT_URI:DMLC_PS_ROOT_PORT"
+_PAUSE = 0.05
+
+
+class MXNetPlugin(Plugin):
+    """MXNet's parameter-server roles from the platform's description, with Gluon helpers."""
+
+    name = "mxnet"
+    extra = "mxnet"
+    requires = ("mxnet",)
+
+    # -- pure ---------------------------------------------------------------------------
+
+    def environment(
+        self,
+        info: ClusterInfo,
+        environ: Mapping[str, str],
+        *,
+        chief_trains: bool = False,
+        servers_beside_workers: bool = False,
+        **_: Any,
+    ) -> dict[str, str | None]:
+        """DMLC_ROLE, DMLC_PS_ROOT_URI/PORT, DMLC_NUM_SERVER/WORKER, DMLC_NODE_HOST."""
+        layout = Layout.from_cluster(
+            info, chief_trains=chief_trains, servers_beside_workers=servers_beside_workers
+        )
+        return layout.variables(environ)
+
+    def serves(
+        self,
+        info: ClusterInfo,
+        *,
+        chief_trains: bool = False,
+        servers_beside_workers: bool = False,
+        **_: Any,
+    ) -> bool:
+        """The scheduler (the chief, unless it trains) and the parameter servers serve."""
+        return Layout.from_cluster(
+            info, chief_trains=chief_trains, servers_beside_workers=servers_beside_workers
+        ).serves
+
+    def leader(
+        self,
+        info: ClusterInfo,
+        *,
+        chief_trains: bool = False,
+        servers_beside_workers: bool = False,
+        **_: Any,
+    ) -> Replica | None:
+        """Worker 0 (MXNet's rank 0 once the kvstore says); the chief when it trains."""
+        return Layout.from_cluster(
+            info, chief_trains=chief_trains, servers_beside_workers=servers_beside_workers
+        ).leader
+
+    # -- with the framework ---------------------------------------------------------------
+
+    def serve(
+        self,
+        info: ClusterInfo,
+        stopped: threading.Event,
+        *,
+        wait: timedelta = DEFAULT_WAIT,
+        **_: Any,
+    ) -> None:
+        """Run MXNet's scheduler or server in a child; return when it ends or `stopped` is set."""
+        role = os.environ.get("DMLC_ROLE")
+        if role not in (SCHEDULER, SERVER):
+            raise LaunchError(
+                "this replica serves, but its MXNet role is not set",
+                source="DMLC_ROLE",
+                value=role,
+                expected="scheduler or server (configure() sets it)",
+            )
+        # The server starts at once, as ps-lite retries by itself, and its import of MXNet
+        # overlaps the wait; vtrain bounds the wait, which ps-lite would not.
+        pending = role == SERVER
+        host, port = os.environ["DMLC_PS_ROOT_URI"], int(os.environ["DMLC_PS_ROOT_PORT"])
+        end = time.monotonic() + wait.total_seconds()
+        children = Children()
+        children.start(role, os.environ)
+        try:
+            while not stopped.wait(_PAUSE):
+                if pending:
+                    problem = _probe(host, port)
+                    pending = problem is not None
+                    if problem is not None and time.monotonic() >= end:
+                        raise _late(host, port, wait, problem)
+                code = children.poll().get(role)
+                if code is None:
+                    continue
+                if code != 0:
+                    raise LaunchError(
+                        f"MXNet's {role} exited with status {code}",
+                        source="DMLC_ROLE",
+                        value=role,
+                        hint="its log lines are above, in this replica's output",
+                    )
+                return
+        finally:
+            children.stop(0.0)
+
+    def configure(
+        self,
+        info: ClusterInfo | None = None,
+        *,
+        kvstore: str = "dist_sync",
+        chief_trains: bool = False,
+        servers_beside_workers: bool = False,
+        wait: timedelta = DEFAULT_WAIT,
+        environ: MutableMapping[str, str] | None = None,
+    ) -> MXNetHandle:
+        """Set MXNet's DMLC variables for this replica, then serve or join the kvstore.
+
+        Call it before `import mxnet`. The scheduler and server replicas never
+        return: they run MXNet's loop and exit 0 when training ends. A worker
+        waits up to `wait` for the scheduler, starts the children its placement
+        asks for (`chief_trains`: the scheduler beside the chief, which trains
+        as a worker; `servers_beside_workers`: a server beside every training
+        replica of a job without parameter servers), and creates the kvstore.
+        """
+        if kvstore not in KVSTORES:
+            raise UsageError(
+                "not a distributed kvstore MXNet's parameter servers run",
+                source="kvstore",
+                value=kvstore,
+                expected=" or ".join(KVSTORES),
+            )
+        if not isinstance(wait, timedelta):
+            raise UsageError("not a duration", source="wait", value=wait,
+                             expected="a datetime.timedelta")  # fmt: skip
+        env = os.environ if environ is None else environ
+        info = info or ClusterInfo.from_env(env)
+        placement = {"chief_trains": chief_trains, "servers_beside_workers": servers_beside_workers}
+        layout = Layout.from_cluster(info, **placement)
+        variables = layout.variables(env)
+        check_not_too_late(variables, env)
+        info = self.prepare(info, env, wait=wait, **placement)
+
+        if not layout.distributed or layout.role is None:
+            # Alone: one trainer, no kvstore. Off the kvstore (evaluators): no rank.
+            trains = info.is_trainer and not layout.distributed
+            return MXNetHandle(
+                info=info,
+                is_leader=self.leads(info, env),
+                layout=layout,
+                kvstore_type=None,
+                worker_rank=0 if trains else None,
+                num_workers=1 if trains else 0,
+            )
+
+        resources = _Resources(children=Children())
+        try:
+            # Children first and MXNet's import before the wait: each takes seconds, and
+            # they overlap the scheduler's own start. A worker's import reads no DMLC
+            # variable yet (ps-lite reads them when the kvstore starts).
+            for role in layout.children:
+                resources.children.start(role, env)  # type: ignore[union-attr]
+            mx = self.require("mxnet")
+            assert layout.scheduler is not None
+            _wait_for_scheduler(*layout.scheduler, wait)
+            if env is not os.environ:
+                # ps-lite reads the process environment when the kvstore starts.
+                os.environ.update({k: v for k, v in variables.items() if v is not None})
+            mark_started(variables)
+            resources.kvstore = mx.kv.create(kvstore)
+            resources.children.check()  # type: ignore[union-attr]
+        except BaseException:
+            resources.children.stop(0.0)  # type: ignore[union-attr]
+            raise
+        if layout.leader_by_rank:
+            from vtrain_mxnet.rank_zero import rank_zero_replica
+
+            env[LEADER] = encode(rank_zero_replica(resources.kvstore, info))
+        handle = MXNetHandle(
+            info=info,
+            is_leader=self.leads(info, env),
+            layout=layout,
+            kvstore_type=kvstore,
+            worker_rank=resources.kvstore.rank,
+            num_workers=resources.kvstore.num_workers,
+            _resources=resources,
+        )
+        # Registered after mxnet's own exit hook, so it runs first: leave the job before
+        # MXNet shuts its engine down, and before the children are stopped.
+        import atexit
+
+        atexit.register(handle.close)
+        return handle
+
+
+def _probe(host: str, port: int) -> str | None:
+    """None when host:port accepts a TCP connection, else why not."""
+    try:
+        with socket.create_connection((host, port), timeout=1.0):
+            return None
+    except socket.gaierror as e:
+        return f"the name does not resolve ({e.strerror})"
+    except OSError as e:
+        return f"no answer ({e.strerror or e})"
+
+
+def _late(host: str, port: int, deadline: timedelta, problem: str) -> LaunchError:
+    return LaunchError(
+        f"the MXNet scheduler did not accept connections within "
+        f"{deadline.total_seconds():g} s: {problem}",
+        source=_SCHEDULER_SOURCE,
+        value=f"{host}:{port}",
+        hint="the chief may still be starting: raise `wait=` in configure(), "
+        "or check that it runs and listens on that port",
+    )
+
+
+def _wait_for_scheduler(host: str, port: int, deadline: timedelta) -> None:
+    """Block until the scheduler accepts a TCP connection, or raise once `deadline` is past.
+
+    Not vtrain.plugins.wait's backoff (up to 2 s between tries): every worker waits here,
+    and each second lost after the scheduler is up is a second of every job's start.
+    """
+    end = time.monotonic() + deadline.total_seconds()
+    while (problem := _probe(host, port)) is not None:
+        if time.monotonic() >= end:
+            raise _late(host, port, deadline, problem)
+        time.sleep(_PAUSE)

@@ -1,0 +1,65 @@
+"""A Gluon network's parameters and its Trainer's states through vtrain's CheckpointManager.
+
+The leader saves, once per epoch; every worker restores the newest committed
+epoch on start, so all resume from the same state. A save is committed or
+absent, never half there: a replica killed mid-save restarts from the epoch
+before. Under dist_async the optimizer runs on the servers, which MXNet
+cannot save: the parameters alone are kept then.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from vtrain.checkpoints import CheckpointManager
+
+PARAMS_FILE = "net.params"
+STATES_FILE = "trainer.states"
+INFO_FILE = "epoch.json"
+
+
+class GluonState:
+    """Saves and restores a network, its trainer and the number of epochs done."""
+
+    def __init__(self, manager: CheckpointManager) -> None:
+        self.manager = manager
+
+    def save(self, epoch: int, net: Any, trainer: Any = None) -> str | None:
+        """Commit `epoch` (epochs done) from the leader; other replicas do nothing and get None."""
+        if not self.manager.is_leader:
+            return None
+
+        def write(folder: str) -> None:
+            net.save_parameters(os.path.join(folder, PARAMS_FILE))
+            if trainer is not None and _states_are_local(trainer):
+                trainer.save_states(os.path.join(folder, STATES_FILE))
+            with open(os.path.join(folder, INFO_FILE), "w") as f:
+                json.dump({"epoch": epoch}, f)
+
+        return self.manager.save(epoch, write)
+
+    def restore(self, net: Any, trainer: Any = None) -> int:
+        """Load the newest committed epoch into `net` and `trainer`; return it (0: none yet)."""
+        checkpoint = self.manager.restore()
+        if checkpoint is None:
+            return 0
+        # From /gcs or gs:// the step is a temporary local copy: removed once loaded.
+        with checkpoint:
+            assert checkpoint.directory is not None  # callable saves restore as a folder
+            folder = checkpoint.directory
+            # The parameters first: the trainer's first use broadcasts them from rank 0.
+            net.load_parameters(os.path.join(folder, PARAMS_FILE))
+            states = os.path.join(folder, STATES_FILE)
+            if trainer is not None and os.path.exists(states) and _states_are_local(trainer):
+                trainer.load_states(states)
+            with open(os.path.join(folder, INFO_FILE)) as f:
+                return int(json.load(f)["epoch"])
+
+
+def _states_are_local(trainer: Any) -> bool:
+    # The Trainer decides where its optimizer runs when its kvstore is first set up.
+    if not trainer._kv_initialized:
+        trainer._init_kvstore()
+    return not trainer._update_on_kvstore
