@@ -4,7 +4,9 @@ Runs alone (`python train.py`), on a local cluster
 (`vtrain local run --workers 1 -- python train.py`, or with `--ps 1` for
 parameter-server training), and unchanged on Vertex AI, AI Platform or Kubeflow.
 `configure()` comes first: it writes TF_CONFIG and picks the Keras that works
-for the cluster before TensorFlow builds anything.
+for the cluster before TensorFlow builds anything. `resume`, `model_checkpoint`
+and `preemption_callback` make it restart-safe: killed or preempted, it goes on
+from its last committed checkpoint when the platform starts it again.
 """
 
 from __future__ import annotations
@@ -48,16 +50,26 @@ def main() -> None:
         handle.evaluate_checkpoints(model, data, max_evaluations=args.epochs)
         return
 
-    with handle.strategy.scope():
+    with handle.scope():
         model = build()
+    # After a restart (a VM that went away, a preemption) this loads the newest checkpoint
+    # and says which epoch to go on from; on the first run it returns 0.
+    initial_epoch = handle.resume(model)
     dataset = tf.data.Dataset.from_tensor_slices((x, y)).repeat().batch(args.batch_size)
-    callbacks = handle.callbacks(monitor="loss")
+    callbacks = handle.callbacks(monitor="loss", backup=False)  # resume replaces BackupAndRestore
+    callbacks += [
+        handle.model_checkpoint(monitor="loss", save_best_only=True, keep=3),
+        handle.preemption_callback(),
+    ]
     if args.epoch_delay:
         callbacks.append(keras.callbacks.LambdaCallback(
             on_epoch_end=lambda epoch, logs: time.sleep(args.epoch_delay)))  # fmt: skip
     model.fit(dataset, epochs=args.epochs, steps_per_epoch=args.samples // args.batch_size,
-              callbacks=callbacks, verbose=2)  # fmt: skip
+              initial_epoch=initial_epoch, callbacks=callbacks, verbose=2)  # fmt: skip
 
+    best = handle.best(model)  # the best epoch's weights (and optimizer state) become the model
+    if best is not None:
+        print(f"best epoch {best.epoch + 1}: loss {best.value:.5f}", flush=True)
     weights = np.concatenate([w.reshape(-1) for w in model.get_weights()]).tolist()
     print("final weights " + json.dumps(weights), flush=True)
     saved = handle.save_model(model)

@@ -113,11 +113,14 @@ def run(args: argparse.Namespace) -> int:
         f"{runner.parallel} at once, into {runner.output_dir}",
         file=sys.stderr,
     )
-    # SIGTERM (a container stop, a CI timeout) stops the trials as Ctrl-C does.
-    previous = signal.signal(signal.SIGTERM, _interrupt)
+    # SIGTERM (a container stop, a CI timeout) stops the trials as Ctrl-C does. SIGINT is
+    # set too: a shell without job control starts background commands with it ignored,
+    # and Python then never raises KeyboardInterrupt, so the study would not stop.
+    previous = {sig: signal.signal(sig, _interrupt) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
         result = runner.run()
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     print(summary(study, result))
     return 0 if result.status == SUCCEEDED else 1

@@ -94,4 +94,5 @@ class TensorFlowPlugin(Plugin):
             strategy=strategy_for(info),
             keras_version=chosen(info, env),
             context=RunContext.from_env(env, trial_id=info.trial_id),
+            environ=env,
         )

@@ -1,0 +1,89 @@
+"""`handle.preemption_callback()`: on SIGTERM, one committed checkpoint at the next batch end.
+
+A VM going away (spot preemption, maintenance, a job restart) gets SIGTERM and,
+a grace period later, SIGKILL. `vtrain.PreemptionHandler` turns the signal into
+a flag; this callback looks at it after every batch (and at every epoch's end,
+for a signal that came during validation), saves through CheckpointManager
+into the folder `handle.resume()` reads, and leaves with status 143 so that the
+platform restarts the replica rather than counting the job as finished. A save
+that outlasts the grace budget is cut off by the handler's deadline before it
+commits, so a restart never sees it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from vtrain.checkpoints import CheckpointManager
+from vtrain.preemption import PreemptionHandler
+from vtrain_tensorflow.keras_checkpoint import writer
+from vtrain_tensorflow.progress import Progress
+
+
+def preemption_callback(
+    keras: Any,
+    manager: CheckpointManager,
+    *,
+    grace: float,
+    save_weights_only: bool = False,
+    batch_hooks: bool = True,
+) -> Any:
+    """A Keras callback that saves once and exits 143 after SIGTERM, within `grace` seconds.
+
+    Without `batch_hooks` (ParameterServerStrategy refuses callbacks that have them)
+    it saves at the next epoch's end instead, if the grace lasts that long.
+    """
+    handler = PreemptionHandler(grace=grace)  # checks `grace` now, not when fit starts
+
+    class PreemptionCheckpoint(keras.callbacks.Callback):  # type: ignore[misc]
+        """Catches SIGTERM while `fit` runs; saves at the next batch end and exits."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.handler = handler
+            self.manager = manager
+            self.progress = Progress(lambda: manager.latest_step() or 0)
+
+        def on_train_begin(self, logs: dict[str, Any] | None = None) -> None:
+            self.handler.install()
+
+        def on_epoch_begin(self, epoch: int, logs: dict[str, Any] | None = None) -> None:
+            self.progress.epoch_begin(epoch, self.params.get("steps"))
+
+        def on_epoch_end(self, epoch: int, logs: dict[str, Any] | None = None) -> None:
+            self.progress.epoch_end(self.params.get("steps"))
+            if self.handler.requested:
+                self._save_and_exit(logs, at_epoch_end=True)
+
+        def on_train_end(self, logs: dict[str, Any] | None = None) -> None:
+            if not self.handler.requested:
+                self.handler.uninstall()
+
+        def _save_and_exit(self, logs: dict[str, Any] | None, *, at_epoch_end: bool) -> None:
+            record = self.progress.record(
+                at_epoch_end=at_epoch_end,
+                steps=self.params.get("steps"),
+                monitor=None,
+                logs=logs,
+                mode=None,
+                weights_only=save_weights_only,
+            )
+            uri = self.manager.save(record.step, writer(self.model, record))
+            if self.manager.is_leader:
+                left = self.handler.time_left() or 0.0
+                print(
+                    f"\nvtrain: preempted; saved checkpoint step {record.step} "
+                    f"(epoch {record.epoch + 1}) to {uri}, {left:.1f} s of grace left",
+                    flush=True,
+                )
+            self.handler.exit()
+
+    class AtBatchEnd(PreemptionCheckpoint):
+        """Looks at the flag after every batch, not only at the epoch's end."""
+
+        def on_train_batch_end(self, batch: int, logs: dict[str, Any] | None = None) -> None:
+            self.progress.batch_end(batch)
+            if self.handler.requested:
+                self._save_and_exit(logs, at_epoch_end=False)
+
+    return AtBatchEnd() if batch_hooks else PreemptionCheckpoint()
