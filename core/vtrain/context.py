@@ -4,12 +4,19 @@ Vertex sets `AIP_MODEL_DIR`, `AIP_CHECKPOINT_DIR` and `AIP_TENSORBOARD_LOG_DIR`
 from the job's `baseOutputDirectory` (`<base>/model/`, or `<base>/<trial>/model/`
 under tuning). When they are unset vtrain lays out the same tree under a local
 base folder, so a script that runs alone writes where it would on the platform.
+
+Checkpoints are resumed automatically, so their folder must belong to one job. On the
+platform, under `vtrain local run` (which sets VTRAIN_OUTPUT_DIR per job), or with
+VTRAIN_OUTPUT_DIR set by hand, the folder is the job's and a restart resumes from it.
+A standalone run with none of these gets a fresh ``checkpoints/run-<time>-<pid>/``
+folder, so a second `python train.py` never resumes the first one's state.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import time
 from collections.abc import Mapping
 
 from vtrain.errors import ConfigError, VtrainError, raise_all
@@ -61,6 +68,23 @@ def check_trial_id(value: str, variable: str) -> str | None:
 def trial_folder(base: str, trial_id: str | None) -> str:
     """Everything one trial writes: ``<base>/<trial>`` under tuning, else `base` itself."""
     return os.path.join(base, trial_id) if trial_id else base
+
+
+def standalone_run_folder() -> str:
+    """This process's own checkpoint subfolder, ``run-<time>-<pid>``; the same at every call."""
+    if not _RUN_FOLDER:
+        _RUN_FOLDER.append(f"run-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}")
+    return _RUN_FOLDER[0]
+
+
+# Filled at the first call, not at import: every RunContext of one process names one folder.
+_RUN_FOLDER: list[str] = []
+
+
+def _alone(source: str, trainers: int) -> bool:
+    # The PyTorch plugin writes RANK=0, WORLD_SIZE=1 into a lone process's environment:
+    # that reads back as torch_env, and is still nothing a platform or launcher restarts.
+    return source == "single" or (source == "torch_env" and trainers == 1)
 
 
 def output_dirs(base: str, trial_id: str | None = None) -> dict[str, str]:
@@ -136,6 +160,8 @@ class RunContext(Frozen):
             value = env.get(name)
             return value if value else None
 
+        # Only a run no platform or launcher describes gets a checkpoint folder of its own.
+        standalone = False  # a caller that passes the trial has read a cluster
         if trial_id is None:
             # The trial ClusterInfo reads (CLUSTER_SPEC's task.trial, TF_CONFIG's, else
             # CLOUD_ML_TRIAL_ID), so that every folder of a trial lands in the same place
@@ -144,7 +170,8 @@ class RunContext(Frozen):
             from vtrain.cluster import ClusterInfo
 
             try:
-                trial_id = ClusterInfo.from_env(env).trial_id
+                info = ClusterInfo.from_env(env)
+                trial_id, standalone = info.trial_id, _alone(info.source, info.num_trainers)
             except VtrainError as e:
                 errors.append(e)
         else:  # it becomes a folder name as well, wherever it came from
@@ -181,8 +208,14 @@ class RunContext(Frozen):
         base: str | None = None
         dirs: dict[str, str] = {}
         if None in given.values():
-            base = os.path.abspath(get("VTRAIN_OUTPUT_DIR") or DEFAULT_OUTPUT_DIR)
+            chosen = get("VTRAIN_OUTPUT_DIR")
+            base = os.path.abspath(chosen or DEFAULT_OUTPUT_DIR)
             dirs = output_dirs(base, trial_id)
+            # CLOUD_ML_HP_METRIC_* are set by hand and by `vtrain tune` too; they name no job.
+            platform_set = "CLOUD_ML_JOB_ID" in env or any(k.startswith("AIP_") for k in env)
+            if standalone and chosen is None and trial_id is None and not platform_set:
+                folder = os.path.join(dirs["AIP_CHECKPOINT_DIR"], standalone_run_folder())
+                dirs["AIP_CHECKPOINT_DIR"] = folder + os.sep
         dirs.update((name, value) for name, value in given.items() if value is not None)
 
         return cls(

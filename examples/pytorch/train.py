@@ -4,7 +4,8 @@ The same script runs alone (`python train.py`), on a local cluster
 (`vtrain local run --workers 2 -- python train.py`), and unchanged on Vertex AI,
 AI Platform, Kubeflow or torchrun. The chief checkpoints every few steps; a
 restarted replica resumes from the newest committed step, so a killed job ends
-with the same parameters as an uninterrupted one.
+with the same parameters as an uninterrupted one. Run alone, each run starts
+fresh in a checkpoint folder of its own.
 
 Hyperparameters are global: the batch is split across the replicas, so the
 result does not depend on how many there are.
@@ -54,9 +55,11 @@ def main() -> None:
     torch.manual_seed(0)
     model = torch.nn.Linear(FEATURES, 1)
     optimizer = torch.optim.SGD(model.parameters(), lr=args.learning_rate)
-    state = TrainingState(model, optimizer, is_leader=handle.is_leader)
+    # The newest 3 steps are enough to resume; older ones would only fill the disk.
+    state = TrainingState(model, optimizer, keep=3, is_leader=handle.is_leader)
     step = state.restore() or 0
-    print(f"rank {handle.rank}/{handle.world_size}: starting at step {step}", flush=True)
+    where = state.manager.directory
+    print(f"rank {handle.rank}/{handle.world_size}: starting at step {step} ({where})", flush=True)
     if step:
         print(f"resumed from step {step}", flush=True)
 

@@ -57,7 +57,7 @@ def test_info_for_a_person_names_platform_role_rank_and_dirs() -> None:
     assert "cmle-training-workerpool3-ab-2:2222" in out
     assert os.path.join("4", "checkpoints") in out
     # Each installed plugin, and whether its framework imports (none in the core session).
-    assert "plugins\n  pytorch          " in out
+    assert "\n  pytorch          " in out.split("plugins\n")[1]
 
 
 def test_info_follows_an_exported_leader() -> None:
@@ -105,3 +105,31 @@ def test_credentials_in_the_job_spec_are_never_printed() -> None:
     container = shown["job"]["workerPoolSpecs"][0]["containerSpec"]
     assert {"name": "LEARNING_RATE", "value": "0.1"} in container["env"]
     assert "--epochs=3" in container["args"] and "--auth_token=***" in container["args"]
+
+
+def test_info_alone_explains_the_unknown_chief_and_addresses(tmp_path: object) -> None:
+    done = vtrain("info", env={"VTRAIN_OUTPUT_DIR": str(tmp_path)})
+    assert done.returncode == 0, done.stderr
+    assert "chief        - (not given: no cluster address)\n" in done.stdout
+    assert "  chief            ?\n  (? = an address this environment does not give" in done.stdout
+
+
+def test_info_help_describes_the_command() -> None:
+    done = vtrain("info", "--help", env={})
+    assert done.returncode == 0, done.stderr
+    assert "Show what vtrain reads from this environment" in done.stdout
+    assert "'?' in the cluster" in done.stdout
+
+
+def test_version_comes_from_the_package_metadata() -> None:
+    from importlib.metadata import version
+
+    done = vtrain("--version", env={})
+    assert (done.returncode, done.stdout) == (0, f"vtrain {version('vtrain')}\n")
+
+
+def test_top_level_help_describes_the_tool() -> None:
+    done = vtrain("--help", env={})
+    assert done.returncode == 0, done.stderr
+    assert "Run one training script unchanged on Vertex AI" in done.stdout
+    assert "one sub-command per module" not in done.stdout

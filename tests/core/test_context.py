@@ -127,3 +127,28 @@ def test_a_cluster_that_cannot_be_read_is_reported_with_the_rest() -> None:
     with pytest.raises(ErrorList) as caught:
         RunContext.from_env(env)
     assert "CLOUD_ML_TRIAL_ID" in str(caught.value) and "AIP_DATA_FORMAT" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("env", "own_folder"),
+    [
+        ({}, True),  # `python train.py` alone: nothing says which job it is
+        ({"VTRAIN_OUTPUT_DIR": "out"}, False),  # `vtrain local run`, or chosen by hand
+        ({"AIP_CHECKPOINT_DIR": "/gcs/b/checkpoints/"}, False),  # the platform's job
+        ({"RANK": "0", "WORLD_SIZE": "2", "MASTER_ADDR": "h", "MASTER_PORT": "1"}, False),
+        ({"RANK": "0", "WORLD_SIZE": "1", "MASTER_ADDR": "h", "MASTER_PORT": "1"}, True),
+        ({"CLOUD_ML_TRIAL_ID": "4"}, False),  # a trial's folder is already its own
+    ],
+)
+def test_only_a_standalone_run_gets_checkpoints_of_its_own(
+    env: dict[str, str],
+    own_folder: bool,
+    tmp_path: os.PathLike[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A second `python train.py` must not resume the first one's steps; a restarted job must.
+    monkeypatch.chdir(tmp_path)
+    first = RunContext.from_env(env).checkpoint_dir
+    assert RunContext.from_env(env).checkpoint_dir == first  # one folder for the whole run
+    under = os.path.basename(os.path.dirname(first.rstrip(os.sep)))
+    assert (under == "checkpoints" and "run-" in first) is own_folder

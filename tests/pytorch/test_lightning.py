@@ -72,3 +72,19 @@ def test_a_restarted_trainer_resumes_from_the_committed_epoch(tmp_path: Path) ->
     assert "Restoring states from the checkpoint path" in second.logs["chief-0"]
     steps = sorted(p.name for p in (out / "checkpoints").iterdir())
     assert steps[-1] == "step-000000000060" and "step-000000000030" in steps
+
+
+def test_a_training_state_checkpoint_is_refused_by_the_callback(tmp_path: Path) -> None:
+    import torch
+
+    from vtrain import CheckpointError
+    from vtrain.checkpoints import CheckpointManager
+    from vtrain_pytorch.lightning import VtrainCheckpoint
+    from vtrain_pytorch.state import TrainingState
+
+    manager = CheckpointManager(tmp_path, is_leader=True, environ={})
+    TrainingState(torch.nn.Linear(2, 1), manager=manager).save(120)
+    callback = VtrainCheckpoint(manager)
+    with pytest.raises(CheckpointError, match=r"written by another helper.*TrainingState"):
+        callback.resume_path()
+    assert callback._restored is None

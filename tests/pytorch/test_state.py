@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -61,3 +63,53 @@ def test_the_model_goes_to_the_trial_of_the_cluster(
     saved = handle.save_model(torch.nn.Linear(2, 1))
     assert saved == str(tmp_path / "3" / "model" / "model.pt")
     assert CheckpointManager().directory == str(tmp_path / "3" / "checkpoints")
+
+
+def test_keep_is_passed_to_the_manager(tmp_path: Path) -> None:
+    model = torch.nn.Linear(2, 1)
+    state = TrainingState(model, keep=2, is_leader=True, directory=tmp_path, environ={})
+    for step in (1, 2, 3, 4):
+        state.save(step)
+    assert state.manager.steps() == [3, 4]
+
+
+def test_manager_options_beside_a_manager_are_refused(tmp_path: Path) -> None:
+    manager = CheckpointManager(tmp_path, is_leader=True, environ={})
+    with pytest.raises(vtrain.UsageError, match=r"TrainingState: manager options given .*'keep'"):
+        TrainingState(torch.nn.Linear(2, 1), manager=manager, keep=3)
+
+
+def test_a_lightning_checkpoint_is_refused_not_loaded(tmp_path: Path) -> None:
+    from vtrain_pytorch.writer import LIGHTNING, record
+
+    manager = CheckpointManager(tmp_path, is_leader=True, environ={})
+
+    def lightning_save(folder: str) -> None:  # what VtrainCheckpoint writes
+        Path(folder, "lightning.ckpt").write_bytes(b"not a TrainingState")
+        record(folder, LIGHTNING)
+
+    manager.save(5, lightning_save)
+    state = TrainingState(torch.nn.Linear(2, 1), manager=manager)
+    with pytest.raises(
+        vtrain.CheckpointError, match=r"written by another helper.*VtrainCheckpoint"
+    ):
+        state.restore()
+
+
+def test_the_example_run_twice_alone_starts_fresh_each_time(tmp_path: Path) -> None:
+    # Standalone runs used to share ./vtrain-output/checkpoints: the second trained nothing.
+    from cluster_run import EXAMPLES, clean_env
+
+    example = str(EXAMPLES / "pytorch" / "train.py")
+    env = clean_env(CLOUD_ML_HP_METRIC_FILE=str(tmp_path / "m"))
+    env.pop("VTRAIN_OUTPUT_DIR", None)
+    for _ in range(2):
+        done = subprocess.run(
+            [sys.executable, example, "--steps", "20"],
+            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "starting at step 0" in done.stdout
+        assert "resumed" not in done.stdout
+    runs = list((tmp_path / "vtrain-output" / "checkpoints").iterdir())
+    assert len(runs) == 2 and all(r.name.startswith("run-") for r in runs)

@@ -25,10 +25,37 @@ COMMANDS = {
 }
 
 EXIT_BAD_INPUT = 2
+DESCRIPTION = (
+    "Run one training script unchanged on Vertex AI, AI Platform, Kubeflow or torchrun: "
+    "see what a replica is (info), rehearse a multi-replica job on this machine (local), "
+    "run a tuning study (tune), and print or send the job (render, submit)."
+)
+
+
+def version() -> str:
+    """vtrain's version, from the installed package's metadata."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        return installed("vtrain")
+    except PackageNotFoundError:  # imported from a source tree that was never installed
+        return "unknown (not installed)"
+
+
+class _Version(argparse.Action):
+    # argparse's own "version" action needs the text up front: reading the metadata
+    # at every start would cost each command for the one that asks.
+    def __call__(self, parser: argparse.ArgumentParser, *args: object, **kwargs: object) -> None:
+        print(f"vtrain {version()}")
+        parser.exit()
 
 
 def _parser(chosen: str | None) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="vtrain", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="vtrain", description=DESCRIPTION)
+    parser.add_argument(
+        "--version", action=_Version, nargs=0, help="print vtrain's version and exit"
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, (module, help_text) in COMMANDS.items():
         if name == chosen:

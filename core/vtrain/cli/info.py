@@ -16,7 +16,20 @@ from vtrain.redact import redact
 
 def add_parser(sub: Any) -> None:
     """Register `vtrain info`."""
-    parser = sub.add_parser("info", help="show what this replica is: platform, role, rank, dirs")
+    parser = sub.add_parser(
+        "info",
+        help="show what this replica is: platform, role, rank, dirs",
+        description=(
+            "Show what vtrain reads from this environment: the platform, this replica's "
+            "role and rank, the cluster, the output directories and the plugins. Run it "
+            "inside a job (or under `vtrain local run`) to see what the script will see."
+        ),
+        epilog=(
+            "'-' means the environment does not say (no chief address when running alone); "
+            "'?' in the cluster is a replica whose address the platform does not give this "
+            "replica (Kubeflow's TF_CONFIG lists only some)."
+        ),
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(run=run)
 
@@ -52,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
         f"{described['source_role']}), index {described['index']}",
         f"rank         {'-' if rank is None else rank} of {described['num_trainers']} trainers"
         + ("  [leader]" if described["is_leader"] else ""),
-        f"chief        {described['chief_address'] or '-'}",
+        f"chief        {described['chief_address'] or '- (not given: no cluster address)'}",
         f"trial        {described['trial_id'] or '-'}",
         "cluster",
         *(
@@ -65,6 +78,11 @@ def run(args: argparse.Namespace) -> int:
         "plugins",
         *(f"  {name:<17}{state}" for name, state in described["plugins"].items()),
     ]
+    if any(a is None for addresses in described["cluster"].values() for a in addresses):
+        lines.insert(
+            lines.index("directories"),
+            "  (? = an address this environment does not give; alone there is none)",
+        )
     if not described["plugins"]:
         lines.append("  (none installed)")
     print("\n".join(lines))

@@ -33,7 +33,7 @@ def shell_status(code: int) -> int:
 class ReplicaResult(Frozen):
     """One replica at the end of the job."""
 
-    __slots__ = ("name", "restarts", "exit_code", "stopped", "wall_seconds")
+    __slots__ = ("name", "restarts", "exit_code", "stopped", "wall_seconds", "after_success")
     name: str
     restarts: int
     exit_code: int | None
@@ -41,9 +41,17 @@ class ReplicaResult(Frozen):
     stopped: bool
     """True when vtrain stopped it at the end of the job (it did not exit on its own)."""
     wall_seconds: float
+    after_success: bool
+    """True when it was stopped because the chief had succeeded: the job's end, no failure."""
 
     def __init__(
-        self, name: str, restarts: int, exit_code: int | None, stopped: bool, wall_seconds: float
+        self,
+        name: str,
+        restarts: int,
+        exit_code: int | None,
+        stopped: bool,
+        wall_seconds: float,
+        after_success: bool = False,
     ) -> None:
         self._init_from(locals())
 
@@ -51,6 +59,8 @@ class ReplicaResult(Frozen):
     def status(self) -> str:
         """The exit status column: ``0``, ``1``, ``SIGTERM (stopped)``..."""
         text = describe_exit(self.exit_code)
+        if self.stopped and self.after_success:
+            return f"{text} (stopped after the chief's success)"
         return f"{text} (stopped)" if self.stopped else text
 
 

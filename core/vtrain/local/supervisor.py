@@ -5,7 +5,9 @@ exit (a pidfd), on a signal to vtrain (a self-pipe) and at the next deadline
 (an injected kill, the job's timeout, the end of a grace period). The platform's
 rules live here: the job succeeds when the chief exits 0, a failing or killed
 replica restarts up to --max-restarts times, and stopping is SIGTERM, then
-SIGKILL after the grace period.
+SIGKILL after the grace period. Two local touches: after the chief's success the
+others get a moment to finish by themselves, and a replica whose command fails
+at once, the same way twice, is not restarted again.
 """
 
 from __future__ import annotations
@@ -49,6 +51,12 @@ _POLL_SECONDS = 0.05
 _DRAIN_SECONDS = 1.0
 _CHUNK = 65536
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+# Workers finishing the same last step as the chief end a moment after it; stopping them
+# at once would show a successful job's workers as SIGTERMed.
+SUCCESS_GRACE_SECONDS = 1.0
+# A run that fails this soon after its start failed before training began (no such file,
+# an import error): when the next run fails the same way, restarts would only repeat it.
+IMMEDIATE_SECONDS = 1.0
 
 
 def run_job(
@@ -107,7 +115,11 @@ class _Slot:
         self.end: float | None = None
         self.exit_code: int | None = None
         self.stopped = False
+        self.after_success = False
         self.injected = False
+        self.started: float | None = None
+        self.last_failure: int | None = None
+        """The exit code of the previous run, when it failed within IMMEDIATE_SECONDS."""
         self.term_deadline: float | None = None
 
     @property
@@ -136,6 +148,7 @@ class _Supervisor:
         self._stopping = False
         self._then_restart = False
         self._stop_deadline: float | None = None
+        self._success_deadline: float | None = None
         self._outcome: tuple[str, int, str] | None = None
         self._job_restarts = 0
         self._finished = False
@@ -191,8 +204,9 @@ class _Supervisor:
             times.append(self._t0 + self._pending_kills[0].seconds)
         if self._plan.timeout is not None and self._outcome is None:
             times.append(self._t0 + self._plan.timeout)
-        if self._stop_deadline is not None:
-            times.append(self._stop_deadline)
+        for deadline in (self._stop_deadline, self._success_deadline):
+            if deadline is not None:
+                times.append(deadline)
         return max(0.0, min(times) - now) if times else None
 
     # -- starting and reading ------------------------------------------------------------
@@ -210,7 +224,7 @@ class _Supervisor:
         else:
             self._poll = True
         slot.proc, slot.stream, slot.injected, slot.stopped = proc, stream, False, False
-        slot.exit_code = None
+        slot.exit_code, slot.started = None, time.monotonic()
         if slot.first_start is None:
             slot.first_start = time.monotonic()
 
@@ -272,17 +286,37 @@ class _Supervisor:
         if self._stopping:
             self._out.note(f"{slot.name} stopped ({how})", slot.name)
             return
+        if self._success_deadline is not None:  # the job has succeeded: nothing restarts
+            self._out.note(f"{slot.name} exited with {how} after the chief's success", slot.name)
+            return
         plan = self._plan
         if not slot.injected and code == 0:
             if slot.replica.role == CHIEF:
-                self._out.note(f"{slot.name} finished; stopping the other replicas", slot.name)
-                self._stop(SUCCEEDED, 0, f"{slot.name} exited 0")
+                self._on_chief_success(slot)
             else:
                 self._out.note(f"{slot.name} finished", slot.name)
             return
         # A failure, or a replica whose "machine" was killed: the platform restarts it.
         why = "was killed (--kill)" if slot.injected else f"exited with {how}"
         used = self._job_restarts if plan.restart_job else slot.restarts
+        immediate = (
+            not slot.injected
+            and slot.started is not None
+            and time.monotonic() - slot.started < IMMEDIATE_SECONDS
+        )
+        if immediate and slot.last_failure == code:
+            reason = (
+                f"{slot.name} exited with {how} within {IMMEDIATE_SECONDS:g} s of its start, "
+                "as its previous run did"
+            )
+            self._out.note(
+                reason + "; not restarting it: the command fails before it runs "
+                "(see its output above: a missing file, a bad argument, an import error?)",
+                slot.name,
+            )
+            self._stop(FAILED, max(1, shell_status(code)), reason)
+            return
+        slot.last_failure = code if immediate else None
         if used >= plan.max_restarts:
             reason = f"{slot.name} {why} after {used} restarts (--max-restarts {plan.max_restarts})"
             self._out.note(reason + "; the job fails", slot.name)
@@ -296,6 +330,30 @@ class _Supervisor:
                 f"{slot.name} {why}; restart {slot.restarts} of {plan.max_restarts}", slot.name
             )
             self._start(slot)
+
+    def _on_chief_success(self, slot: _Slot) -> None:
+        self._outcome = (SUCCEEDED, 0, f"{slot.name} exited 0")
+        if not any(s.proc is not None for s in self._slots.values()):
+            self._out.note(f"{slot.name} finished", slot.name)
+            self._finished = True
+            return
+        self._out.note(
+            f"{slot.name} finished; the other replicas have {SUCCESS_GRACE_SECONDS:g} s "
+            "to exit before they are stopped",
+            slot.name,
+        )
+        self._success_deadline = time.monotonic() + SUCCESS_GRACE_SECONDS
+
+    def _stop_after_success(self) -> None:
+        self._success_deadline = None
+        running = [s for s in self._slots.values() if s.proc is not None]
+        if running:
+            names = ", ".join(s.name for s in running)
+            self._out.note(f"stopping {names} after the chief's success")
+        for slot in running:
+            slot.after_success = True
+        assert self._outcome is not None
+        self._stop(*self._outcome)
 
     # -- stopping ------------------------------------------------------------------------
 
@@ -316,7 +374,12 @@ class _Supervisor:
         self._stop_deadline = time.monotonic() + self._plan.grace
 
     def _advance(self) -> None:
-        if not self._stopping or any(s.proc is not None for s in self._slots.values()):
+        running = any(s.proc is not None for s in self._slots.values())
+        if self._success_deadline is not None and not running:
+            self._success_deadline = None  # every replica ended by itself
+            self._finished = True
+            return
+        if not self._stopping or running:
             return
         self._stopping, self._stop_deadline = False, None
         if not self._then_restart:
@@ -329,6 +392,8 @@ class _Supervisor:
             self._start(slot)
 
     def _on_deadlines(self, now: float) -> None:
+        if self._success_deadline is not None and now >= self._success_deadline:
+            self._stop_after_success()
         while self._pending_kills and self._t0 + self._pending_kills[0].seconds <= now:
             self._inject(self._pending_kills.pop(0))
         timeout = self._plan.timeout
@@ -349,8 +414,9 @@ class _Supervisor:
 
     def _inject(self, kill: Kill) -> None:
         slot = self._slots[kill.replica_name]
-        if slot.proc is None or self._stopping:
-            why = "the job is stopping" if self._stopping else f"{slot.name} is not running"
+        ending = self._stopping or self._success_deadline is not None
+        if slot.proc is None or ending:
+            why = "the job is stopping" if ending else f"{slot.name} is not running"
             self._out.note(f"--kill {kill}: {why}; nothing to kill")
             return
         self._out.note(f"--kill {kill}: sending {kill.signal.name} to {slot.name}", slot.name)
@@ -414,6 +480,7 @@ class _Supervisor:
                 restarts=s.restarts,
                 exit_code=s.exit_code,
                 stopped=s.stopped,
+                after_success=s.after_success,
                 wall_seconds=(s.end or now) - (s.first_start or now),
             )
             for s in self._slots.values()

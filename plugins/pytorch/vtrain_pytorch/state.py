@@ -11,12 +11,18 @@ import os
 from typing import Any
 
 from vtrain.checkpoints import CheckpointManager
+from vtrain.errors import UsageError
+from vtrain_pytorch.writer import TRAINING_STATE, check, record
 
 STATE_FILE = "state.pt"
 
 
 class TrainingState:
-    """Saves and restores a model, its optimizer and the step counter."""
+    """Saves and restores a model, its optimizer and the step counter.
+
+    Without `manager` it makes one with `keep` (the newest N steps kept; None keeps
+    them all), `is_leader` and any other CheckpointManager keyword.
+    """
 
     def __init__(
         self,
@@ -24,12 +30,26 @@ class TrainingState:
         optimizer: Any = None,
         *,
         manager: CheckpointManager | None = None,
+        keep: int | None = None,
         is_leader: bool | None = None,
         **manager_options: Any,
     ) -> None:
         self.model = model
         self.optimizer = optimizer
-        self.manager = manager or CheckpointManager(is_leader=is_leader, **manager_options)
+        if manager is not None and (keep is not None or is_leader is not None or manager_options):
+            given = sorted({*manager_options, *(["keep"] if keep is not None else [])})
+            given += ["is_leader"] if is_leader is not None else []
+            # They would be ignored silently: the manager was built with its own.
+            raise UsageError(
+                "manager options given with a manager",
+                source="TrainingState",
+                value=given,
+                expected="either manager= or its options (keep=, is_leader=, ...), not both",
+                hint="pass keep= and the rest to CheckpointManager(...) instead",
+            )
+        self.manager = manager or CheckpointManager(
+            keep=keep, is_leader=is_leader, **manager_options
+        )
         self.extra: dict[str, Any] = {}
         """The keywords the restored step was saved with; empty before a restore finds one."""
 
@@ -42,9 +62,12 @@ class TrainingState:
         state = {"step": step, "model": _unwrapped(self.model).state_dict(), "extra": extra}
         if self.optimizer is not None:
             state["optimizer"] = self.optimizer.state_dict()
-        return self.manager.save(
-            step, lambda folder: torch.save(state, os.path.join(folder, STATE_FILE))
-        )
+
+        def write(folder: str) -> None:
+            torch.save(state, os.path.join(folder, STATE_FILE))
+            record(folder, TRAINING_STATE)
+
+        return self.manager.save(step, write)
 
     def restore(self) -> int | None:
         """Load the newest committed step into the model and optimizer; return it, or None."""
@@ -56,6 +79,7 @@ class TrainingState:
         # From /gcs or gs:// the step is a temporary local copy: removed once loaded.
         with checkpoint:
             assert checkpoint.directory is not None  # callable saves restore as a folder
+            check(checkpoint, TRAINING_STATE)
             state = torch.load(
                 os.path.join(checkpoint.directory, STATE_FILE),
                 map_location="cpu",

@@ -225,7 +225,11 @@ def test_torchrun_restarts_the_group_and_counts_it(vtrain: Run, tmp_path: Path) 
 
 
 @pytest.mark.parametrize(
-    ("ignore_term", "status"), [(False, "SIGTERM (stopped)"), (True, "SIGKILL (stopped)")]
+    ("ignore_term", "status"),
+    [
+        (False, "SIGTERM (stopped after the chief's success)"),
+        (True, "SIGKILL (stopped after the chief's success)"),
+    ],
 )
 def test_ps_and_evaluators_are_stopped_when_the_chief_finishes(
     vtrain: Run, tmp_path: Path, ignore_term: bool, status: str
@@ -432,3 +436,94 @@ def test_run_job_in_process(
     assert re.search(r"^chief-0 +\| hi$", stream.getvalue(), re.M)
     assert stream.getvalue().endswith(result.table())
     assert signal.getsignal(signal.SIGINT) is before  # the caller's handler is back
+
+
+def _run_in_process(plan: Plan, mark: str) -> tuple[Any, str]:
+    stream = io.StringIO()
+    result = run_job(plan, stream=stream, environ={**os.environ, MARK: mark})
+    return result, stream.getvalue()
+
+
+# The chief writes a file and exits 0; the workers end by themselves once they see it.
+WAITS_FOR_CHIEF = """
+import json, os, sys, time
+done = os.path.join(sys.argv[1], "chief-done")
+if json.loads(os.environ["CLUSTER_SPEC"])["task"]["type"] == "workerpool0":
+    open(done, "w").close()
+else:
+    while not os.path.exists(done):
+        time.sleep(0.01)
+    time.sleep(0.2)  # so that the chief has exited first: before the fix they were SIGTERMed
+"""
+
+
+def test_workers_finishing_after_the_chief_end_by_themselves(
+    tmp_path: Path, mark: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A long grace: the test must not depend on how fast a busy machine runs the worker.
+    monkeypatch.setattr("vtrain.local.supervisor.SUCCESS_GRACE_SECONDS", 120.0)
+    plan = Plan.from_options(
+        [sys.executable, "-c", WAITS_FOR_CHIEF, str(tmp_path)],
+        workers=2,
+        output_dir=str(tmp_path / "job"),
+    )
+    result, shown = _run_in_process(plan, mark)
+    assert (result.outcome, result.status) == ("succeeded", 0), shown
+    assert [(r.exit_code, r.stopped) for r in result.replicas] == [(0, False)] * 3, shown
+    assert "SIGTERM" not in shown
+
+
+def test_replicas_stopped_after_the_chief_succeeded_are_not_shown_as_failures(
+    tmp_path: Path, mark: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("vtrain.local.supervisor.SUCCESS_GRACE_SECONDS", 0.0)
+    up = tmp_path / "worker-up"
+    # The chief ends once the worker runs, so that it is stopped in its sleep, not its start.
+    worker = f"import time; open({str(up)!r}, 'w').close(); time.sleep(600)"
+    chief = f"import os, time\nwhile not os.path.exists({str(up)!r}): time.sleep(0.01)"
+    plan = Plan.from_options(
+        [sys.executable, "-c", worker],
+        workers=1,
+        output_dir=str(tmp_path / "job"),
+        # The chief's command stands for the job's: each pool names its own.
+        role_commands={
+            "chief": [sys.executable, "-c", chief],
+            "worker": [sys.executable, "-c", worker],
+        },
+    )
+    result, shown = _run_in_process(plan, mark)
+    assert (result.outcome, result.status) == ("succeeded", 0), shown
+    assert "stopping worker-0 after the chief's success" in shown
+    assert re.search(r"^worker-0 +0 +SIGTERM \(stopped after the chief's success\) ", shown, re.M)
+
+
+def test_a_command_that_fails_at_once_twice_is_not_restarted_again(
+    tmp_path: Path, mark: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Any run counts as immediate here, however busy the machine is.
+    monkeypatch.setattr("vtrain.local.supervisor.IMMEDIATE_SECONDS", 600.0)
+    plan = Plan.from_options(
+        [sys.executable, str(tmp_path / "no-such-train.py")], output_dir=str(tmp_path / "job")
+    )
+    result, shown = _run_in_process(plan, mark)
+    assert (result.outcome, result.status) == ("failed", 2), shown
+    assert shown.count("can't open file") == 2  # not the 6 runs of --max-restarts 5
+    assert "chief-0 exited with 2 within 600 s of its start, as its previous run did" in shown
+    assert "not restarting it: the command fails before it runs" in shown
+    assert result.replicas[0].restarts == 1
+
+
+def test_a_slow_failure_is_restarted_as_before(
+    tmp_path: Path, mark: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Any run counts as slow here: the platform's restarts apply, whatever the machine's speed.
+    monkeypatch.setattr("vtrain.local.supervisor.IMMEDIATE_SECONDS", 0.0)
+    plan = Plan.from_options(
+        [sys.executable, "-c", "raise SystemExit(2)"],
+        max_restarts=2,
+        output_dir=str(tmp_path / "job"),
+    )
+    result, shown = _run_in_process(plan, mark)
+    assert (result.outcome, result.status) == ("failed", 2), shown
+    assert result.replicas[0].restarts == 2
+    assert "after 2 restarts (--max-restarts 2)" in shown

@@ -10,6 +10,7 @@ from lightning.pytorch import Callback, LightningModule, Trainer
 
 import vtrain
 from vtrain.checkpoints import Checkpoint, CheckpointManager
+from vtrain_pytorch.writer import LIGHTNING, check, record
 
 CHECKPOINT_FILE = "lightning.ckpt"
 
@@ -34,10 +35,12 @@ class VtrainCheckpoint(Callback):
         # Trainer.save_checkpoint is the public way to the full state; every rank must call
         # it (it gathers sharded state and ends in a barrier), and only global rank 0 writes.
         if self.manager.is_leader:
-            self.manager.save(
-                trainer.global_step,
-                lambda folder: trainer.save_checkpoint(os.path.join(folder, CHECKPOINT_FILE)),
-            )
+
+            def write(folder: str) -> None:
+                trainer.save_checkpoint(os.path.join(folder, CHECKPOINT_FILE))
+                record(folder, LIGHTNING)
+
+            self.manager.save(trainer.global_step, write)
         else:
             with tempfile.TemporaryDirectory(prefix="vtrain-lightning-") as scratch:
                 trainer.save_checkpoint(os.path.join(scratch, CHECKPOINT_FILE))
@@ -53,6 +56,11 @@ class VtrainCheckpoint(Callback):
         checkpoint = self.manager.restore()
         if checkpoint is None or checkpoint.directory is None:
             return None
+        try:
+            check(checkpoint, LIGHTNING)
+        except BaseException:
+            checkpoint.close()
+            raise
         self._restored = checkpoint
         return os.path.join(checkpoint.directory, CHECKPOINT_FILE)
 

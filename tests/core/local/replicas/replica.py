@@ -149,6 +149,10 @@ def main() -> int:
         if name == me and count <= int(times):
             connect(chief)  # fail only once the chief is up, so that a job restart restarts it
             print(f"{me} fails on purpose", flush=True)
+            if count > 1:
+                # A repeat of an immediate failure is not restarted (a command that cannot
+                # start); this one stands for a replica that failed after it had run.
+                time.sleep(1.1)
             return 3
     if a.hang_first == me and count < 2:
         sleep_forever()
