@@ -23,14 +23,7 @@ _REDUCTION_SERVER_POOL = 2
 
 def present(environ: Mapping[str, str]) -> bool:
     """True when CLUSTER_SPEC lists a task: ``{}`` or an empty cluster is none, as for the SDK."""
-    text = environ.get(VARIABLE)
-    if not text:
-        return False
-    try:
-        doc = fields.parse_json(VARIABLE, text)
-    except ConfigError:
-        return True  # malformed: let the reader report it
-    return not isinstance(doc, dict) or fields.lists_a_task(doc.get("cluster"))
+    return fields.lists_a_task(environ, VARIABLE, lambda doc: doc.get("cluster"))
 
 
 def read(environ: Mapping[str, str]) -> ClusterInfo:

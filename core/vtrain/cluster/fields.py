@@ -7,7 +7,7 @@ like `CLUSTER_SPEC: task.index: not an integer (got '1x'); expected …`.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from vtrain.errors import ConfigError
 
@@ -156,10 +156,25 @@ def addresses(variable: str, path: str, value: Any) -> tuple[str | None, ...]:
     )
 
 
-def lists_a_task(cluster: Any) -> bool:
-    """True for a cluster mapping with at least one address (or a value to report as bad)."""
+def lists_a_task(
+    environ: Mapping[str, str], variable: str, cluster_of: Callable[[Mapping[str, Any]], Any]
+) -> bool:
+    """True when the document in `variable` has a cluster (`cluster_of(doc)`) with an address.
+
+    A malformed document counts as present, so that its reader reports what is wrong.
+    """
+    text = environ.get(variable)
+    if not text:
+        return False
+    try:
+        doc = parse_json(variable, text)
+    except ConfigError:
+        return True
+    if not isinstance(doc, Mapping):
+        return True
+    cluster = cluster_of(doc)
     if not isinstance(cluster, Mapping):
-        return bool(cluster)  # malformed: the reader reports it
+        return bool(cluster)
     return any(not isinstance(v, (list, Mapping)) or v for v in cluster.values())
 
 

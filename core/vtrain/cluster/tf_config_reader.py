@@ -25,14 +25,7 @@ def present(environ: Mapping[str, str]) -> bool:
 
     That is ``{}``, a cluster of empty roles, or a task with no cluster at all.
     """
-    text = environ.get(VARIABLE)
-    if not text:
-        return False
-    try:
-        doc = fields.parse_json(VARIABLE, text)
-    except ConfigError:
-        return True  # malformed: let the reader report it
-    return not isinstance(doc, dict) or fields.lists_a_task(_cluster_of(doc)[1])
+    return fields.lists_a_task(environ, VARIABLE, lambda doc: _cluster_of(doc)[1])
 
 
 def _cluster_of(doc: Mapping[str, Any]) -> tuple[str, Any]:
