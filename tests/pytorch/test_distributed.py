@@ -74,21 +74,21 @@ def test_ddp_replicas_agree_and_match_one_process_on_the_same_data(tmp_path: Pat
 
 
 def test_a_killed_chief_resumes_from_the_last_checkpoint(tmp_path: Path) -> None:
-    # About 3 s to start and 12 s of training: a kill at 9 s lands mid-training even
-    # if starting takes twice as long on a busy machine.
-    args = ["--steps", "600", "--global-batch-size", "48", "--step-delay", "0.02"]
+    # About 3 s to start and 20 s of training: a kill at 14 s lands mid-training even
+    # if starting takes four times as long on a busy machine.
+    args = ["--steps", "1000", "--global-batch-size", "48", "--step-delay", "0.02"]
     run = local_run(
         tmp_path / "out",
-        ["--workers", "2", "--kill", "chief:0@9", "--restart-job-on-worker-restart"],
+        ["--workers", "2", "--kill", "chief:0@14", "--restart-job-on-worker-restart"],
         [EXAMPLE, *args],
     )
     assert run.returncode == 0, run.output
     resumed = int(run.last("chief-0", "resumed from step"))
-    assert 0 < resumed < 600, "the kill must land mid-training, after a checkpoint"
+    assert 0 < resumed < 1000, "the kill must land mid-training, after a checkpoint"
     assert resumed % 10 == 0
     chief = run.params("chief-0")
     assert run.params("worker-0") == chief and run.params("worker-1") == chief
-    uninterrupted = run_alone(tmp_path / "alone", [EXAMPLE, "--steps", "600",
+    uninterrupted = run_alone(tmp_path / "alone", [EXAMPLE, "--steps", "1000",
                                                    "--global-batch-size", "48"])  # fmt: skip
     assert chief == pytest.approx(json.loads(uninterrupted.split("final parameters")[1]),
                                   rel=1e-5, abs=1e-6)  # fmt: skip
