@@ -56,9 +56,10 @@ def test_parameter_server_training_with_two_workers_and_a_ps(tmp_path: Path) -> 
     for replica in ("worker-0", "worker-1", "ps-0"):
         assert "serving at grpc://127.0.0.1:" in run.logs[replica]
         assert "final weights" not in run.logs[replica]
-    # Stopped when the chief finished, and they left cleanly.
-    assert re.search(r"^worker-1 +0 +0 \(stopped\)", run.output, re.M), run.output
-    assert re.search(r"^ps-0 +0 +0 \(stopped\)", run.output, re.M), run.output
+    # Stopped with SIGTERM once the chief succeeded, and exited 0: the normal end of a server.
+    stopped = r" +0 +0 \(stopped after the chief's success\)"
+    assert re.search(r"^worker-1" + stopped, run.output, re.M), run.output
+    assert re.search(r"^ps-0" + stopped, run.output, re.M), run.output
 
 
 def test_a_side_car_evaluator_evaluates_the_chiefs_checkpoints(tmp_path: Path) -> None:

@@ -176,6 +176,9 @@ class TensorFlowHandle(Handle):
         """
         from vtrain_tensorflow import resume
 
+        # The leader may still be committing the last epoch's checkpoint when another
+        # worker gets here: meet first, or that worker would read an older best.
+        self.barrier()
         manager = self.checkpoint_manager(directory)
         if model is None:
             return resume.best_of(manager)
@@ -187,6 +190,21 @@ class TensorFlowHandle(Handle):
             load_weights_through_twin(self.keras, model, path, strategy)
 
         return resume.load_best(model, manager, self.strategy, load)
+
+    def barrier(self) -> None:
+        """Wait for every worker of MultiWorkerMirroredStrategy (a no-op otherwise).
+
+        Call it on every trainer. It is one all-reduce of a scalar: each worker leaves
+        it only after every other has reached it.
+        """
+        from vtrain_tensorflow.tf_config_writer import uses_parameter_servers
+
+        if self.info.num_trainers < 2 or uses_parameter_servers(self.info):
+            return
+        import tensorflow as tf
+
+        one = self.strategy.run(lambda: tf.constant(1.0))
+        self.strategy.reduce(tf.distribute.ReduceOp.SUM, one, axis=None)
 
     def callbacks(
         self,
