@@ -14,7 +14,7 @@ from vtrain.errors import ConfigError, UsageError, VtrainError, raise_all
 from vtrain.submit import sdk
 from vtrain.submit.discovery import problems
 from vtrain.submit.study_spec import aiplatform_hyperparameters
-from vtrain.submit.topology import JobOptions, Pool
+from vtrain.submit.topology import JobOptions, Pool, unknown_accelerators
 
 KIND = "TrainingInput"
 JOB_SCHEMA = "GoogleCloudMlV1__Job"
@@ -75,21 +75,7 @@ def _replica_config(options: JobOptions, pool: Pool) -> dict[str, Any]:
 
 def _check_options(options: JobOptions) -> None:
     """Refuse what trainingInput cannot say, naming the flag."""
-    errors: list[VtrainError] = []
-    known = _accelerator_types()
-    seen: set[str] = set()
-    for pool in options.pools:
-        a = pool.accelerator
-        if pool.count and a is not None and a.type not in known and a.flag not in seen:
-            seen.add(a.flag)
-            errors.append(
-                UsageError(
-                    "not an AI Platform accelerator type",
-                    source=a.flag,
-                    value=a.type,
-                    expected="one of " + ", ".join(known),
-                )  # fmt: skip
-            )
+    errors = unknown_accelerators(options, _accelerator_types(), "an AI Platform accelerator type")
     if options.count(EVALUATOR) and not options.use_chief:
         errors.append(
             UsageError(

@@ -156,27 +156,10 @@ def check(document: Mapping[str, Any], *, source: str) -> None:
         return
     job = parse(document, source=source)
     back = _api_client().sanitize_for_serialization(job)
-    errors: list[VtrainError] = [
-        ConfigError(
-            "unknown field",
-            source=source,
-            path=path,
-            value=value,
-            expected=f"a field of {document['kind']} (kubeflow-training models)",
-        )
-        for path, value in dropped(document, back, "")
-    ]
+    errors = round_trip_errors(
+        document, back, source=source, models="kubeflow-training", api_version=API_VERSION
+    )
     kind = str(document["kind"])
-    if document.get("apiVersion") != API_VERSION:
-        errors.append(
-            ConfigError(
-                "wrong apiVersion",
-                source=source,
-                path="apiVersion",
-                value=document.get("apiVersion"),
-                expected=API_VERSION,
-            )
-        )
     field = SPEC_FIELDS[kind]
     specs = (document.get("spec") or {}).get(field) or {}
     allowed = next(t for k, f, _, t in KINDS.values() if k == kind and f == field).values()
@@ -214,6 +197,33 @@ def check(document: Mapping[str, Any], *, source: str) -> None:
                 )
             )
     raise_all(errors)
+
+
+def round_trip_errors(
+    document: Mapping[str, Any], kept: Any, *, source: str, models: str, api_version: str
+) -> list[VtrainError]:
+    """What the models dropped from `document` (`kept` is their reading), and a wrong apiVersion."""
+    errors: list[VtrainError] = [
+        ConfigError(
+            "unknown field",
+            source=source,
+            path=path,
+            value=value,
+            expected=f"a field of {document.get('kind')} ({models} models)",
+        )
+        for path, value in dropped(document, kept, "")
+    ]
+    if document.get("apiVersion") != api_version:
+        errors.append(
+            ConfigError(
+                "wrong apiVersion",
+                source=source,
+                path="apiVersion",
+                value=document.get("apiVersion"),
+                expected=api_version,
+            )
+        )
+    return errors
 
 
 def dropped(given: Any, kept: Any, path: str) -> list[tuple[str, Any]]:

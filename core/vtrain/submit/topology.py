@@ -505,3 +505,22 @@ class _Checker:
                 except VtrainError as e:
                     self.errors.append(e)
         return uris, module, executor
+
+
+def unknown_accelerators(options: JobOptions, known: list[str], what: str) -> list[VtrainError]:
+    """One error per flag whose accelerator type is not in `known` ("not <what>")."""
+    errors: list[VtrainError] = []
+    seen: set[str] = set()
+    for pool in options.pools:
+        a = pool.accelerator
+        if pool.count and a is not None and a.type not in known and a.flag not in seen:
+            seen.add(a.flag)
+            errors.append(
+                UsageError(
+                    f"not {what}",
+                    source=a.flag,
+                    value=a.type,
+                    expected="one of " + ", ".join(known),
+                )
+            )
+    return errors

@@ -15,7 +15,7 @@ from typing import Any
 
 from vtrain.cluster.roles import CHIEF
 from vtrain.context import OUTPUT_FOLDERS
-from vtrain.errors import ConfigError, VtrainError, raise_all
+from vtrain.errors import ConfigError, raise_all
 from vtrain.submit import sdk
 from vtrain.submit.topology import JobOptions
 
@@ -129,29 +129,13 @@ def parse(document: Mapping[str, Any], *, source: str) -> Any:
 
 def check(document: Mapping[str, Any], *, source: str) -> None:
     """Refuse a TrainJob the models cannot hold, or that the Trainer controller would reject."""
-    from vtrain.submit.kubeflow import dropped
+    from vtrain.submit.kubeflow import round_trip_errors
 
     job = parse(document, source=source)
-    errors: list[VtrainError] = [
-        ConfigError(
-            "unknown field",
-            source=source,
-            path=path,
-            value=value,
-            expected="a field of TrainJob (kubeflow_trainer_api models)",
-        )  # fmt: skip
-        for path, value in dropped(document, job.to_dict(), "")
-    ]
-    if document.get("apiVersion") != API_VERSION:
-        errors.append(
-            ConfigError(
-                "wrong apiVersion",
-                source=source,
-                path="apiVersion",
-                value=document.get("apiVersion"),
-                expected=API_VERSION,
-            )  # fmt: skip
-        )
+    errors = round_trip_errors(
+        document, job.to_dict(), source=source, models="kubeflow_trainer_api",
+        api_version=API_VERSION,
+    )  # fmt: skip
     nodes = job.spec.trainer.num_nodes if job.spec.trainer else None
     if nodes is not None and nodes < 1:
         errors.append(

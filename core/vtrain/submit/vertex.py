@@ -13,10 +13,10 @@ import json
 from typing import Any
 
 from vtrain.cluster.roles import CHIEF, EVALUATOR, PS, WORKER
-from vtrain.errors import ConfigError, UsageError, VtrainError, raise_all
+from vtrain.errors import ConfigError, VtrainError, raise_all
 from vtrain.submit import sdk
 from vtrain.submit.study_spec import vertex_study_spec, vertex_trial_counts
-from vtrain.submit.topology import JobOptions, Pool
+from vtrain.submit.topology import JobOptions, Pool, unknown_accelerators
 
 REDUCTION_SERVER_IMAGE = "us-docker.pkg.dev/vertex-ai-restricted/training/reductionserver:latest"
 CUSTOM_JOB = "CustomJob"
@@ -116,21 +116,7 @@ def _reduction_pool(options: JobOptions) -> dict[str, Any]:
 def check_accelerators(options: JobOptions) -> None:
     """Refuse an accelerator type Vertex's AcceleratorType enum does not name."""
     known = [n for n in sdk.vertex_types().AcceleratorType.__members__ if "UNSPECIFIED" not in n]
-    errors: list[VtrainError] = []
-    seen: set[str] = set()
-    for pool in options.pools:
-        a = pool.accelerator
-        if pool.count and a is not None and a.type not in known and a.flag not in seen:
-            seen.add(a.flag)
-            errors.append(
-                UsageError(
-                    "not a Vertex accelerator type",
-                    source=a.flag,
-                    value=a.type,
-                    expected="one of " + ", ".join(known),
-                )  # fmt: skip
-            )
-    raise_all(errors)
+    raise_all(unknown_accelerators(options, known, "a Vertex accelerator type"))
 
 
 def parse(kind: str, document: Any, *, source: str) -> Any:
