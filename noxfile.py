@@ -39,6 +39,23 @@ def submit(session: nox.Session) -> None:
 
 
 @nox.session
+def fuzz(session: nox.Session) -> None:
+    """The campaign: every property test of the core (parsers, CLI entry points) at 10,000 examples."""
+    session.install(*CONSTRAINTS, "-e", ".[test,tune]")
+    session.run(
+        "pytest",
+        "tests/core",
+        "-m",
+        "hypothesis",
+        "--hypothesis-show-statistics",
+        "-p",
+        "no:cacheprovider",
+        *session.posargs,
+        env={"VTRAIN_FUZZ": "1"},
+    )
+
+
+@nox.session
 def lint(session: nox.Session) -> None:
     """ruff on everything, mypy (strict) on the core."""
     # The optional pieces the core imports lazily, so that mypy sees the same code CI runs.

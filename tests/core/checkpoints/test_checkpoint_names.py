@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
+from fuzzing import examples
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -16,16 +17,19 @@ from vtrain.storage import LocalLocation, check_name
 steps = st.integers(min_value=0, max_value=MAX_STEP)
 
 
+@examples(100)
 @given(steps)
 def test_step_folders_round_trip(step: int) -> None:
     assert parse_step_folder(step_folder(step)) == step
 
 
+@examples(100)
 @given(steps, steps)
 def test_name_order_is_step_order(a: int, b: int) -> None:
     assert (step_folder(a) < step_folder(b)) == (a < b)
 
 
+@examples(100)
 @given(st.text(alphabet=st.sampled_from("ab./\\\x00 -_"), max_size=12))
 def test_a_checked_name_never_leaves_its_folder(name: str) -> None:
     root = "/base/ckpt"

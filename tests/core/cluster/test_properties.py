@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from fuzzing import examples
+from hypothesis import given
 from hypothesis import strategies as st
 from platform_examples import EXAMPLES
 
@@ -72,20 +73,20 @@ def outcome(env: dict[str, str]) -> ClusterInfo | VtrainError:
     return info
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@examples(400)
 @given(spec=specs, variable=st.sampled_from(["CLUSTER_SPEC", "TF_CONFIG"]))
 def test_arbitrary_documents(spec: dict[str, Any], variable: str) -> None:
     outcome({variable: json.dumps(spec)})
 
 
-@settings(max_examples=300, deadline=None)
+@examples(300)
 @given(text=st.text(max_size=40))
 def test_arbitrary_text(text: str) -> None:
     outcome({"CLUSTER_SPEC": text})
     outcome({"TF_CONFIG": text})
 
 
-@settings(max_examples=400, deadline=None)
+@examples(400)
 @given(env=st.dictionaries(variables, env_values, max_size=6))
 def test_arbitrary_environments(env: dict[str, str]) -> None:
     outcome(env)
@@ -112,7 +113,7 @@ def _mutate(data: st.DataObject, value: Any, depth: int = 0) -> Any:
     return data.draw(json_values)
 
 
-@settings(max_examples=500, deadline=None)
+@examples(500)
 @given(data=st.data())
 def test_mutated_real_examples(data: st.DataObject) -> None:
     example = data.draw(st.sampled_from([e for e in EXAMPLES if e.env]))

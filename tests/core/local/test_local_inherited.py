@@ -11,7 +11,8 @@ import re
 import sys
 from pathlib import Path
 
-from hypothesis import given, settings
+from fuzzing import examples
+from hypothesis import given
 from hypothesis import strategies as st
 
 from vtrain.cluster import ClusterInfo
@@ -57,7 +58,7 @@ placing_values = st.fixed_dictionaries(
 
 
 # No deadline: the first example imports the writers, and CI machines are shared.
-@settings(max_examples=200, deadline=None)
+@examples(200)
 @given(plan=plans(), placing=placing_values)
 def test_a_replica_is_placed_by_its_plan_whatever_the_parent_carried(
     plan: Plan, placing: dict[str, str]
