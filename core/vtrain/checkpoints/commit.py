@@ -6,6 +6,10 @@ FUSE and on gs://, renames are copy-and-delete, so the files are written into
 a fresh data folder and the commit marker (the manifest) is written last: until
 that one object exists, readers do not see the step. Deletion runs the other
 way round, marker first, so a half-deleted step is never taken for a whole one.
+
+A step folder that is a symbolic link (an old run's step linked in for a warm
+start) is someone else's data: it is read through, but a save or a delete of
+that step replaces or removes the link alone, never writing through it.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import os
 import shutil
 import time
 
+from vtrain.checkpoints.checksums import CRC32
 from vtrain.checkpoints.layout import (
     DELETE_PREFIX,
     MARKER,
@@ -24,7 +29,8 @@ from vtrain.checkpoints.layout import (
 )
 from vtrain.checkpoints.manifest import FileEntry, Manifest
 from vtrain.checkpoints.payload import Payload
-from vtrain.checkpoints.streams import Crc32, file_crc, write_file
+from vtrain.checkpoints.streams import file_crc, write_file
+from vtrain.checkpoints.transfer import put_buffers, put_paths
 from vtrain.errors import CheckpointError
 from vtrain.storage.files import fsync_dir, os_errors, walk_files
 from vtrain.storage.local import LocalLocation
@@ -37,15 +43,39 @@ def save_step(location: Location, step: int, payload: Payload, *, fresh: bool = 
     `fresh` says the step folder held nothing before (the caller cleaned up and
     never saved this step), which spares an object store one listing per save.
     """
-    if location.atomic_rename and location.path is not None:
-        with os_errors("save a checkpoint", location.uri, step_folder(step)):
-            return _save_by_rename(location.path, step, payload)
-    return _save_with_marker(location, step, payload, fresh=fresh)
+    try:
+        if _unlink_if_link(location, step):
+            fresh = True
+        if location.atomic_rename and location.path is not None:
+            with os_errors("save a checkpoint", location.uri, step_folder(step)):
+                return _save_by_rename(location.path, step, payload)
+        return _save_with_marker(location, step, payload, fresh=fresh)
+    finally:
+        if payload.staged is not None:
+            shutil.rmtree(payload.staged, ignore_errors=True)
+
+
+def linked(location: Location, step: int) -> bool:
+    """True when the step's folder is a symbolic link (to another run's step)."""
+    return location.path is not None and os.path.islink(
+        os.path.join(location.path, step_folder(step))
+    )
+
+
+def _unlink_if_link(location: Location, step: int) -> bool:
+    if not linked(location, step):
+        return False
+    assert location.path is not None
+    with os_errors("replace a linked checkpoint", location.uri, step_folder(step)):
+        os.remove(os.path.join(location.path, step_folder(step)))
+    return True
 
 
 def delete_step(location: Location, step: int) -> None:
     """Remove a step so that no reader ever sees it half there."""
     name = step_folder(step)
+    if _unlink_if_link(location, step):
+        return
     if location.atomic_rename and location.path is not None:
         root = location.path
         doomed = os.path.join(root, f"{DELETE_PREFIX}{name}-{token()}")
@@ -63,23 +93,19 @@ def delete_step(location: Location, step: int) -> None:
 
 
 def _write_files(target: Location, payload: Payload) -> list[FileEntry]:
+    if target.path is None:
+        return put_buffers(target, payload.files)
     entries = []
-    if target.path is not None:
-        root = target.path
-        for name, view in payload.files.items():
-            with os_errors("write", target.uri, name):
-                value = write_file(os.path.join(root, *name.split("/")), view)
-            entries.append(FileEntry(name, len(view), value))
-        return entries
+    root = target.path
     for name, view in payload.files.items():
-        with Crc32(len(view)) as crc:
-            crc.update(view)  # the whole buffer at once: checksummed while it is written
-            target.write_bytes(name, view)
-            entries.append(FileEntry(name, len(view), crc.value()))
+        with os_errors("write", target.uri, name):
+            value = write_file(os.path.join(root, *name.split("/")), view)
+        entries.append(FileEntry(name, len(view), value))
     return entries
 
 
-def _call_writer(payload: Payload, folder: str, where: str) -> list[str]:
+def call_writer(payload: Payload, folder: str, where: str) -> list[str]:
+    """Run a payload's writer into a local folder; the names of the files it wrote."""
     assert payload.writer is not None
     payload.writer(folder)
     names = walk_files(folder)
@@ -93,8 +119,10 @@ def _call_writer(payload: Payload, folder: str, where: str) -> list[str]:
     return names
 
 
-def _manifest(step: int, payload: Payload, folder: str, entries: list[FileEntry]) -> Manifest:
-    return Manifest(step, payload.kind, folder, tuple(entries), time.time())
+def _manifest(
+    step: int, payload: Payload, folder: str, entries: list[FileEntry], algorithm: str
+) -> Manifest:
+    return Manifest(step, payload.kind, folder, tuple(entries), time.time(), algorithm)
 
 
 def _fsync_tree(root: str) -> None:
@@ -114,7 +142,7 @@ def _save_by_rename(root: str, step: int, payload: Payload) -> Manifest:
     os.mkdir(tmp)
     try:
         entries = _write_local(data, payload, where=f"{root}: step {step}")
-        manifest = _manifest(step, payload, folder, entries)
+        manifest = _manifest(step, payload, folder, entries, CRC32)
         LocalLocation(tmp).write_bytes(MARKER, manifest.to_marker())
         _fsync_tree(tmp)  # every name durable before the rename publishes them
         os.rename(tmp, final)
@@ -126,11 +154,16 @@ def _save_by_rename(root: str, step: int, payload: Payload) -> Manifest:
 
 
 def _write_local(data: str, payload: Payload, where: str) -> list[FileEntry]:
-    os.mkdir(data)
-    if payload.writer is None:
-        return _write_files(LocalLocation(data), payload)
+    if payload.staged is not None:
+        os.rename(payload.staged, data)  # staged on the same disk, beside the step
+        names = walk_files(data)
+    else:
+        os.mkdir(data)
+        if payload.writer is None:
+            return _write_files(LocalLocation(data), payload)
+        names = call_writer(payload, data, where)
     entries = []
-    for rel in _call_writer(payload, data, where):
+    for rel in names:
         size, crc = file_crc(os.path.join(data, *rel.split("/")), sync=True)
         entries.append(FileEntry(rel, size, crc))
     return entries
@@ -144,7 +177,7 @@ def _replace_in_place(final: str, step: int, payload: Payload) -> Manifest:
     marker_tmp = os.path.join(final, f"{TMP_PREFIX}{MARKER}-{token()}")
     try:
         entries = _write_local(data, payload, where=f"{final}: step {step}")
-        manifest = _manifest(step, payload, folder, entries)
+        manifest = _manifest(step, payload, folder, entries, CRC32)
         _fsync_tree(data)
         LocalLocation(final).write_bytes(os.path.basename(marker_tmp), manifest.to_marker())
         os.replace(marker_tmp, os.path.join(final, MARKER))
@@ -171,14 +204,14 @@ def _save_with_marker(location: Location, step: int, payload: Payload, *, fresh:
     data = step_location.join(folder)
     data.makedirs()
     try:
-        if payload.writer is None:
+        if payload.writer is None and payload.staged is None:
             entries = _write_files(data, payload)
         else:
             entries = _upload_written(data, payload, where=f"{location.uri}: step {step}")
     except BaseException:
         data.remove()  # uncommitted and unreferenced: not worth leaving for the next cleanup
         raise
-    manifest = _manifest(step, payload, folder, entries)
+    manifest = _manifest(step, payload, folder, entries, location.checksum)
     # The marker goes last: on gs:// and on gcsfuse an object appears whole, when it is
     # complete, so the step is committed at once. (A local folder only *treated* as FUSE
     # overwrites a re-saved step's marker in place; a kill there loses that step.)
@@ -189,17 +222,11 @@ def _save_with_marker(location: Location, step: int, payload: Payload, *, fresh:
 
 
 def _upload_written(target: Location, payload: Payload, where: str) -> list[FileEntry]:
-    # The callable writes to local disk first: frameworks write in small pieces, which are
+    # The writer writes to local disk first: frameworks write in small pieces, which are
     # slow on gcsfuse, and reading back through the mount to checksum would download again.
+    if payload.staged is not None:
+        return put_paths(target, payload.staged, walk_files(payload.staged))
     import tempfile  # here, not at the top: `import vtrain` stays light
-    from concurrent.futures import ThreadPoolExecutor
 
-    entries = []
-    with tempfile.TemporaryDirectory(prefix="vtrain-save-") as tmp, ThreadPoolExecutor(1) as pool:
-        for rel in _call_writer(payload, tmp, where):
-            path = os.path.join(tmp, *rel.split("/"))
-            checksum = pool.submit(file_crc, path)  # reads from the page cache while uploading
-            target.upload(path, rel)
-            size, crc = checksum.result()
-            entries.append(FileEntry(rel, size, crc))
-    return entries
+    with tempfile.TemporaryDirectory(prefix="vtrain-save-") as tmp:
+        return put_paths(target, tmp, call_writer(payload, tmp, where))

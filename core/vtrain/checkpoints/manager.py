@@ -7,8 +7,9 @@ import warnings
 from collections.abc import Mapping
 from typing import Any
 
+from vtrain.checkpoints.background import PendingSave, snapshot
 from vtrain.checkpoints.checkpoint import Checkpoint
-from vtrain.checkpoints.commit import delete_step, save_step
+from vtrain.checkpoints.commit import delete_step, linked, save_step
 from vtrain.checkpoints.layout import (
     MARKER,
     check_step,
@@ -16,9 +17,10 @@ from vtrain.checkpoints.layout import (
     parse_step_folder,
     step_folder,
 )
-from vtrain.checkpoints.payload import PayloadLike, as_payload
+from vtrain.checkpoints.manifest import Manifest
+from vtrain.checkpoints.payload import Payload, PayloadLike, as_payload
 from vtrain.checkpoints.restore import committed_manifest, load, read_manifest, step_candidates
-from vtrain.errors import CheckpointError, UsageError
+from vtrain.errors import CheckpointError, UsageError, VtrainError
 from vtrain.storage.location import Location, open_location
 
 TRIAL_PREFIX = "trial-"
@@ -32,6 +34,18 @@ def _check_count(value: object, argument: str) -> int | None:
             "not a positive count", source=argument, value=value, expected="an int >= 1 or None"
         )
     return value
+
+
+def _inspect(location: Location, step: int) -> tuple[Manifest | None, str | None]:
+    """(manifest, None) for a committed step, (None, None) for an interrupted save's
+    leftover, (None, why) for a folder that is neither: damage."""
+    try:
+        return read_manifest(location, step), None
+    except CheckpointError as e:
+        marker_there = location.exists(f"{step_folder(step)}/{MARKER}")
+        if marker_there or location.atomic_rename:
+            return None, e.problem
+        return None, None
 
 
 def _same_folder(a: str, b: str | None) -> bool:
@@ -97,6 +111,10 @@ class CheckpointManager:
         self._private = None if private_directory is None else os.fspath(private_directory)
         self._writer: Location | None = self.location if self.is_leader else None
         self._cleaned = False
+        self._pending: PendingSave | None = None
+        # Step folders that are there but not intact: kept for a person to look at, never
+        # removed by cleanup or retention.
+        self._damaged: set[int] = set()
         # Steps with a folder in the write location, as `cleanup` found them plus those saved
         # since: a save of any other step starts from an empty folder and need not list it.
         self._present: set[int] = set()
@@ -124,23 +142,87 @@ class CheckpointManager:
             self._writer = open_location(private, **self._options)
         return self._writer
 
-    def save(self, step: int, payload: PayloadLike) -> str:
-        """Write and commit one step; return the committed step folder.
+    def save(self, step: int, payload: PayloadLike, *, blocking: bool = True) -> str:
+        """Write and commit one step; return the step folder.
 
         `payload` is bytes, a mapping of file names to bytes, or a callable that
         writes files into the local folder it is given (`torch.save`, Keras,
         an XGBoost booster). Steps already there are replaced atomically.
+
+        With `blocking=False` the call returns once the payload is its own
+        (buffers copied unless they are `bytes`, a callable run into a staging
+        folder, a `Snapshot` callable not run yet), and the step is committed
+        in the background: it counts once `wait()` returns. A previous pending
+        save is waited for first, and its failure raised here.
         """
+        self.wait()
         location = self.write_location
         where = f"{location.uri}: save"
         step = check_step(step, where)
         content = as_payload(payload, f"{location.uri}: step {step}")
         if not self._cleaned:
             self.cleanup()
-        manifest = save_step(location, step, content, fresh=step not in self._present)
+        uri = location.join(step_folder(step)).uri
+        if blocking:
+            self._commit(location, step, content)
+        else:
+            staged = snapshot(content, location, step)
+            self._pending = PendingSave(step, uri, lambda: self._commit(location, step, staged))
+        return uri
+
+    def _commit(self, location: Location, step: int, content: Payload) -> None:
+        if step in self._damaged and location.path is not None:
+            self._set_aside(location, step)
+        fresh = step not in self._present and step not in self._damaged
+        save_step(location, step, content, fresh=fresh)
         self._present.add(step)
-        self._retain(location, manifest.step)
-        return location.join(step_folder(step)).uri
+        self._retain(location, step)
+
+    @property
+    def pending_step(self) -> int | None:
+        """The step a background save is still writing, or None."""
+        pending = self._pending
+        return None if pending is None or pending.done else pending.step
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for the pending background save; raise its failure as a `CheckpointError`.
+
+        Returns True when nothing is pending any more, False when `timeout`
+        seconds passed first. A failed save is reported once, and never committed.
+        """
+        pending = self._pending
+        if pending is None:
+            return True
+        if not pending.join(timeout):
+            return False
+        self._pending = None
+        e = pending.error
+        if e is None:
+            return True
+        problem = f"the background save of step {pending.step} failed: {e}"
+        if isinstance(e, VtrainError):
+            problem = f"the background save of step {pending.step} failed: {e.problem}"
+        raise CheckpointError(
+            problem,
+            source=pending.uri,
+            hint="that step was not committed; the steps committed before it are intact",
+        ) from e
+
+    def close(self) -> None:
+        """Wait for a pending save (raising its failure); the manager stays usable."""
+        self.wait()
+
+    def __enter__(self) -> CheckpointManager:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, *rest: object) -> None:
+        if kind is None:
+            self.close()
+        else:
+            # Already failing: let the pending save finish, without hiding the first error.
+            pending = self._pending
+            if pending is not None:
+                pending.join()
 
     def steps(self) -> list[int]:
         """The committed steps in the shared folder, in ascending order."""
@@ -180,8 +262,15 @@ class CheckpointManager:
             return load(location, manifest, into=into)
         failures: list[str] = []
         for candidate in reversed(step_candidates(location)):
-            found = committed_manifest(location, candidate)
+            found, problem = _inspect(location, candidate)
             if found is None:
+                if problem is not None:
+                    warnings.warn(
+                        f"{location.uri}: step {candidate} does not verify ({problem}); "
+                        "trying an older step",
+                        RuntimeWarning,
+                        stacklevel=2,
+                    )
                 continue
             try:
                 return load(location, found, into=into)
@@ -199,22 +288,41 @@ class CheckpointManager:
         return None
 
     def cleanup(self) -> list[str]:
-        """Remove what interrupted saves and deletes left in this replica's folder; list it."""
+        """Remove what interrupted saves and deletes left in this replica's folder; list it.
+
+        A step folder that cannot be an interrupted save (a marker that is there
+        but damaged; on a local disk, where steps appear by rename, any step
+        without a valid marker) is reported as a warning and kept, not removed.
+        A step folder that is a link to another run's step is never cleaned inside.
+        """
+        self.wait()
         location = self.write_location
         removed = []
         self._present.clear()
+        self._damaged.clear()
         for name in location.list():
             step = parse_step_folder(name)
             if is_leftover(name):
                 location.remove(name)
                 removed.append(name)
             elif step is not None:
-                manifest = committed_manifest(location, step)
-                if manifest is None:
+                manifest, problem = _inspect(location, step)
+                if manifest is None and problem is None:
                     location.remove(name)
                     removed.append(name)
                     continue
+                if manifest is None:
+                    self._damaged.add(step)
+                    warnings.warn(
+                        f"{location.join(name).uri}: a finished step that does not verify "
+                        f"({problem}); kept as it is, and left out of resume and retention",
+                        RuntimeWarning,
+                        stacklevel=2,
+                    )
+                    continue
                 self._present.add(step)
+                if linked(location, step):
+                    continue
                 inside = location.join(name)
                 for entry in inside.list():
                     if entry not in (MARKER, manifest.folder):
@@ -222,6 +330,20 @@ class CheckpointManager:
                         removed.append(f"{name}/{entry}")
         self._cleaned = True
         return removed
+
+    def _set_aside(self, location: Location, step: int) -> None:
+        # A save of a damaged step's number moves the damaged folder out of the way, under a
+        # name no cleanup or listing touches, instead of writing over what is left of it.
+        assert location.path is not None
+        name = step_folder(step)
+        aside = f"damaged-{name}-{os.urandom(4).hex()}"
+        os.rename(os.path.join(location.path, name), os.path.join(location.path, aside))
+        self._damaged.discard(step)
+        warnings.warn(
+            f"{location.join(name).uri}: the damaged step was moved to {aside}",
+            RuntimeWarning,
+            stacklevel=3,
+        )
 
     def _committed(self, location: Location) -> list[int]:
         return [s for s in step_candidates(location) if committed_manifest(location, s) is not None]

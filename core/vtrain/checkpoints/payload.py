@@ -17,12 +17,35 @@ PayloadLike = bytes | bytearray | memoryview | Mapping[str, Any] | Writer
 
 
 @dataclass(frozen=True)
+class Snapshot:
+    """A writer over state nobody changes any more (tensors copied for the purpose, raw bytes).
+
+    An asynchronous `save(step, Snapshot(writer), blocking=False)` runs it later,
+    on the background thread; a plain callable runs before `save` returns,
+    because it may read state the training loop goes on changing.
+    """
+
+    writer: Writer
+
+    def __call__(self, folder: str) -> object:
+        return self.writer(folder)
+
+
+@dataclass(frozen=True)
 class Payload:
-    """A save's content: in-memory files (kinds bytes and files) or a folder writer."""
+    """A save's content: in-memory files (kinds bytes and files) or a folder's files."""
 
     kind: str
     files: Mapping[str, memoryview] = field(default_factory=dict)
     writer: Writer | None = None
+    staged: str | None = None
+    """A local folder the writer already filled (an asynchronous save's snapshot); the
+    save moves or uploads its files and removes it."""
+
+    @property
+    def deferred(self) -> bool:
+        """True when the writer may run later, in the background."""
+        return isinstance(self.writer, Snapshot)
 
 
 def _view(data: Any, where: str, name: str) -> memoryview:

@@ -7,17 +7,11 @@ import os
 import shutil
 
 from vtrain.checkpoints.checkpoint import Checkpoint
+from vtrain.checkpoints.checksums import LABELS
 from vtrain.checkpoints.layout import MARKER, parse_step_folder, step_folder
 from vtrain.checkpoints.manifest import FileEntry, Manifest
-from vtrain.checkpoints.streams import (
-    MAP_MIN,
-    Crc32,
-    CrcSink,
-    file_crc,
-    map_verified,
-    mismatch,
-    read_into,
-)
+from vtrain.checkpoints.streams import MAP_MIN, file_crc, map_verified, mismatch, read_into
+from vtrain.checkpoints.transfer import get_buffers, get_folder
 from vtrain.errors import CheckpointError, StorageError
 from vtrain.storage.location import Location
 
@@ -65,47 +59,35 @@ def _file_path(data: Location, name: str) -> str | None:
     return None if data.path is None else os.path.join(data.path, *name.split("/"))
 
 
-def _check(entry: FileEntry, size: int, crc: int, where: str) -> None:
+def _check(entry: FileEntry, size: int, crc: int, algorithm: str, where: str) -> None:
     if size != entry.size:
         raise mismatch(where, entry.name, "size", f"{size} bytes", f"{entry.size} bytes")
-    if crc != entry.crc32:
-        raise mismatch(where, entry.name, "CRC-32", f"{crc:08x}", f"{entry.crc32:08x}")
+    if crc != entry.checksum:
+        label = LABELS[algorithm]
+        raise mismatch(where, entry.name, label, f"{crc:08x}", f"{entry.checksum:08x}")
 
 
-def _read_verified(data: Location, entry: FileEntry, where: str) -> memoryview:
-    path = _file_path(data, entry.name)
-    if path is not None and data.atomic_rename and entry.size >= MAP_MIN:
-        view, crc = map_verified(path, entry.size, where=where, name=entry.name)
-        _check(entry, entry.size, crc, where)
+def _read_local(
+    path: str, data: Location, entry: FileEntry, algorithm: str, where: str
+) -> memoryview:
+    if data.atomic_rename and entry.size >= MAP_MIN:
+        view, crc = map_verified(
+            path, entry.size, where=where, name=entry.name, algorithm=algorithm
+        )
+        _check(entry, entry.size, crc, algorithm, where)
         return view
     # A bytearray filled in place: building bytes would cost one more copy of the whole file.
     buffer = bytearray(entry.size)
-    if path is not None:
-        crc = read_into(path, buffer, where=where, name=entry.name)
-        _check(entry, entry.size, crc, where)
-        return memoryview(buffer)
-    with Crc32(entry.size) as running:
-        sink = CrcSink(buffer, entry.size, running)
-        data.download_fileobj(entry.name, sink)  # type: ignore[arg-type]
-        sink.flush()
-        _check(entry, sink.written, running.value(), where)
+    crc = read_into(path, buffer, where=where, name=entry.name, algorithm=algorithm)
+    _check(entry, entry.size, crc, algorithm, where)
     return memoryview(buffer)
 
 
-def _copy_verified(data: Location, entry: FileEntry, target: str, where: str) -> None:
-    os.makedirs(os.path.dirname(target), exist_ok=True)
-    with open(target, "wb") as out, Crc32(entry.size) as running:
-        sink = CrcSink(out, entry.size, running)
-        data.download_fileobj(entry.name, sink)  # type: ignore[arg-type]
-        sink.flush()
-        _check(entry, sink.written, running.value(), where)
-
-
-def _verify_in_place(data: Location, entry: FileEntry, where: str) -> None:
+def _verify_in_place(data: Location, entry: FileEntry, algorithm: str, where: str) -> None:
     path = _file_path(data, entry.name)
     assert path is not None
-    size, crc = file_crc(path)
-    _check(entry, size, crc, where)
+    size, crc = file_crc(path, algorithm=algorithm)
+    _check(entry, size, crc, algorithm, where)
 
 
 def load(location: Location, manifest: Manifest, *, into: str | None = None) -> Checkpoint:
@@ -117,13 +99,18 @@ def load(location: Location, manifest: Manifest, *, into: str | None = None) -> 
     directory = data.path
     temporary = False
     copied: list[str] = []
+    algorithm = manifest.checksum
     try:
         if manifest.kind != "directory":
-            for entry in manifest.files:
-                files[entry.name] = _read_verified(data, entry, where)
+            if data.path is None:
+                files = get_buffers(data, manifest, where)
+            for entry in manifest.files if data.path is not None else ():
+                path = _file_path(data, entry.name)
+                assert path is not None
+                files[entry.name] = _read_local(path, data, entry, algorithm, where)
         elif location.atomic_rename and data.path is not None:
             for entry in manifest.files:
-                _verify_in_place(data, entry, where)
+                _verify_in_place(data, entry, algorithm, where)
         else:
             # FUSE and gs:// copy to local disk once, checking as they go, rather than
             # verifying through the mount and then having the framework download it again.
@@ -131,10 +118,7 @@ def load(location: Location, manifest: Manifest, *, into: str | None = None) -> 
 
             temporary = into is None
             directory = into or tempfile.mkdtemp(prefix=f"vtrain-restore-{manifest.step}-")
-            for entry in manifest.files:
-                target = os.path.join(directory, *entry.name.split("/"))
-                copied.append(target)
-                _copy_verified(data, entry, target, where)
+            get_folder(data, manifest, directory, where, copied)
     except BaseException as e:
         if temporary and directory is not None:
             shutil.rmtree(directory, ignore_errors=True)

@@ -1,23 +1,23 @@
-"""Moving checkpoint bytes and computing their CRC-32 in the same pass, hidden behind the I/O.
+"""Moving checkpoint bytes and computing their checksum in the same pass, hidden behind the I/O.
 
-zlib.crc32, file I/O and network I/O all release the GIL. A local save copies
-the bytes into the page cache, then checksums while fsync waits on the disk; an
-upload checksums on a second thread while the client sends; a download feeds
-that thread as the bytes arrive. A large file on a local disk is restored as a
-memory map: the CRC reads the page cache directly, with no copy at all.
+Both CRCs (see `checksums`) and file I/O release the GIL. A local save copies
+the bytes into the page cache, then checksums while fsync waits on the disk; a
+large file read back checksums on a second thread. A large file on a local disk
+is restored as a memory map: the CRC reads the page cache directly, with no copy
+at all. (Object stores: see `transfer`.)
 """
 
 from __future__ import annotations
 
-import io
 import mmap
 import os
 import queue
 import threading
 import zlib
 from types import TracebackType
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING
 
+from vtrain.checkpoints.checksums import CRC32, updater
 from vtrain.errors import CheckpointError
 from vtrain.storage.files import CHUNK, write_all
 
@@ -28,24 +28,25 @@ PARALLEL_MIN = 4 << 20
 """Below this many bytes a second thread costs more than it saves."""
 
 
-class Crc32:
-    """A running CRC-32; for large inputs it runs on a second thread. Use as a context manager."""
+class Checksum:
+    """A running checksum; for large inputs it runs on a second thread. Use as a context manager."""
 
-    def __init__(self, size_hint: int) -> None:
+    def __init__(self, size_hint: int, algorithm: str = CRC32) -> None:
+        self._update = updater(algorithm)
         self._value = 0
         self._error: BaseException | None = None
         self._queue: queue.SimpleQueue[Buffer | None] | None = None
         self._thread: threading.Thread | None = None
         if size_hint >= PARALLEL_MIN:
             self._queue = queue.SimpleQueue()
-            self._thread = threading.Thread(target=self._run, name="vtrain-crc32", daemon=True)
+            self._thread = threading.Thread(target=self._run, name="vtrain-checksum", daemon=True)
             self._thread.start()
 
     def _run(self) -> None:
         assert self._queue is not None
         while (chunk := self._queue.get()) is not None:
             try:
-                self._value = zlib.crc32(chunk, self._value)
+                self._value = self._update(chunk, self._value)
             except BaseException as e:  # kept for value(); the thread must keep draining
                 self._error = e
 
@@ -54,7 +55,7 @@ class Crc32:
         if self._queue is not None:
             self._queue.put(chunk)
         else:
-            self._value = zlib.crc32(chunk, self._value)
+            self._value = self._update(chunk, self._value)
 
     def value(self) -> int:
         """The CRC of everything added so far (waits for the second thread)."""
@@ -70,7 +71,7 @@ class Crc32:
             self._thread.join()
             self._thread = None
 
-    def __enter__(self) -> Crc32:
+    def __enter__(self) -> Checksum:
         return self
 
     def __exit__(
@@ -125,13 +126,13 @@ def write_file(path: str, data: memoryview) -> int:
         os.close(fd)
 
 
-def file_crc(path: str, *, sync: bool = False) -> tuple[int, int]:
-    """(size, CRC-32) of a local file, read with large buffers; fsync it first when `sync`."""
+def file_crc(path: str, *, sync: bool = False, algorithm: str = CRC32) -> tuple[int, int]:
+    """(size, checksum) of a local file, read with large buffers; fsync it first when `sync`."""
     with open(path, "rb", buffering=0) as f:
         if sync:
             os.fsync(f.fileno())
         size = os.fstat(f.fileno()).st_size
-        with Crc32(size) as crc:
+        with Checksum(size, algorithm) as crc:
             total = 0
             while chunk := f.read(CHUNK):
                 crc.update(chunk)  # a fresh bytes object per chunk: safe to hand to the thread
@@ -139,15 +140,17 @@ def file_crc(path: str, *, sync: bool = False) -> tuple[int, int]:
             return total, crc.value()
 
 
-def read_into(path: str, buffer: bytearray, *, where: str, name: str) -> int:
-    """Fill `buffer` with a local file that must be exactly as long; return its CRC-32."""
+def read_into(
+    path: str, buffer: bytearray, *, where: str, name: str, algorithm: str = CRC32
+) -> int:
+    """Fill `buffer` with a local file that must be exactly as long; return its checksum."""
     size = len(buffer)
     view = memoryview(buffer)
     with open(path, "rb", buffering=0) as f:
         actual = os.fstat(f.fileno()).st_size
         if actual != size:
             raise mismatch(where, name, "size", f"{actual} bytes", f"{size} bytes")
-        with Crc32(size) as crc:
+        with Checksum(size, algorithm) as crc:
             pos = 0
             while pos < size:
                 got = f.readinto(view[pos : pos + CHUNK])
@@ -160,12 +163,12 @@ def read_into(path: str, buffer: bytearray, *, where: str, name: str) -> int:
 
 MAP_MIN = 1 << 20
 """From this size on, a file on a local disk is memory-mapped rather than read."""
-FEED = 4 << 20
-"""A sink hands the CRC thread this many bytes at a time, not each small write."""
 
 
-def map_verified(path: str, size: int, *, where: str, name: str) -> tuple[memoryview, int]:
-    """A read-only view of a local file that must be `size` bytes long, and its CRC-32.
+def map_verified(
+    path: str, size: int, *, where: str, name: str, algorithm: str = CRC32
+) -> tuple[memoryview, int]:
+    """A read-only view of a local file that must be `size` bytes long, and its checksum.
 
     The view is a memory map: committed files are never rewritten in place (a
     new save of a step writes a new folder), so the mapping stays valid even after
@@ -179,59 +182,4 @@ def map_verified(path: str, size: int, *, where: str, name: str) -> tuple[memory
     if hasattr(mapped, "madvise"):
         mapped.madvise(mmap.MADV_SEQUENTIAL)  # read-ahead in large steps on a cold disk
     view = memoryview(mapped)
-    return view, zlib.crc32(view)
-
-
-class CrcSink(io.RawIOBase):
-    """A writable file object that checksums what passes and stores it in a buffer or a file.
-
-    Clients write in small pieces (8 KiB for a Cloud Storage download); the CRC
-    thread is handed FEED bytes at a time, so its queue costs nothing per write.
-    """
-
-    def __init__(self, target: bytearray | BinaryIO, size: int, crc: Crc32) -> None:
-        super().__init__()
-        self._target = target
-        self._size = size
-        self._crc = crc
-        self._pending = bytearray()
-        self._fed = 0
-        self.written = 0
-
-    def writable(self) -> bool:
-        return True
-
-    def write(self, b: Buffer) -> int:
-        view = memoryview(b).cast("B")
-        n = len(view)
-        end = self.written + n
-        if isinstance(self._target, bytearray):
-            if end <= self._size:
-                self._target[self.written : end] = view
-            # Past the manifest's size: keep counting, stop storing; the size check fails later.
-            self.written = end
-            if self.written - self._fed >= FEED:
-                self._feed()
-            return n
-        self._pending += view
-        self.written = end
-        if len(self._pending) >= FEED:
-            self._feed()
-        return n
-
-    def _feed(self) -> None:
-        if isinstance(self._target, bytearray):
-            stop = min(self.written, self._size)
-            if stop > self._fed:
-                self._crc.update(memoryview(self._target)[self._fed : stop])
-            self._fed = self.written
-            return
-        if self._pending:
-            chunk = bytes(self._pending)  # the thread needs bytes nobody will change
-            self._pending.clear()
-            self._target.write(chunk)
-            self._crc.update(chunk)
-
-    def flush(self) -> None:
-        """Hand everything written so far to the target and the CRC."""
-        self._feed()
+    return view, updater(algorithm)(view, 0)

@@ -32,6 +32,11 @@ class Location(ABC):
 
     atomic_rename: bool = False
     """True where renaming a folder publishes it atomically (a local POSIX disk)."""
+    checksum: str = "crc32"
+    """The checksum checkpoint manifests record here: "crc32c" where the store keeps it itself."""
+    transfers: int = 1
+    """Files (or ranges of one) moved at once: more than one where each request waits on a
+    round trip; on a disk or a mount one stream at a time is already as fast as it goes."""
 
     @property
     @abstractmethod
@@ -90,6 +95,31 @@ class Location(ABC):
     @abstractmethod
     def download(self, name: str, local_path: str) -> None:
         """Copy the file or folder `name` to a local path."""
+
+    def write_checked(self, name: str, data: Buffer, checksum: int) -> None:
+        """`write_bytes`, where a store that keeps checksums refuses bytes that do not match."""
+        self.write_bytes(name, data)
+
+    def upload_checked(self, local_path: str, name: str, checksum: int) -> None:
+        """`upload` of one file, where a store that keeps checksums refuses a mismatch."""
+        self.upload(local_path, name)
+
+    def stored_checksums(self, name: str = "") -> dict[str, tuple[int, int]] | None:
+        """(size, checksum) of every file below `name`, as the store keeps them; None if it
+        keeps none (a disk or a mount: the bytes must be read to know)."""
+        return None
+
+    def download_range(self, name: str, fileobj: BinaryIO, start: int, end: int) -> None:
+        """Stream bytes [start, end) of a file into a writable file object."""
+        with self.open_read(name) as f:
+            f.seek(start)
+            left = end - start
+            while left > 0:
+                chunk = f.read(min(left, 1 << 24))
+                if not chunk:
+                    break
+                fileobj.write(chunk)
+                left -= len(chunk)
 
     def _check(self, name: str, what: str = "name") -> str:
         return check_name(name, where=self.uri, what=what) if name else ""

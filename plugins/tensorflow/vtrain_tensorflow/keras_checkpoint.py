@@ -17,11 +17,11 @@ from __future__ import annotations
 import json
 import math
 import os
-import zlib
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from vtrain.checkpoints import CheckpointManager
+from vtrain.checkpoints.checksums import checksum
 from vtrain.checkpoints.layout import step_folder
 from vtrain.checkpoints.restore import committed_manifest
 from vtrain.errors import CheckpointError
@@ -131,7 +131,7 @@ def read_record(manager: CheckpointManager, step: int) -> KerasCheckpoint | None
     entry = manifest.entry(RECORD)
     folder = location.join(step_folder(step))
     data = folder.join(manifest.folder).read_bytes(RECORD)
-    if len(data) != entry.size or zlib.crc32(data) != entry.crc32:
+    if len(data) != entry.size or checksum(manifest.checksum, data) != entry.checksum:
         return None  # changed since it was committed: never trust it
     record = KerasCheckpoint.from_json(data, folder.uri)
     return replace(record, step=step)

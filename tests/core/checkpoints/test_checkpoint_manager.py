@@ -6,6 +6,7 @@ import json
 import os
 import tempfile
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -104,25 +105,64 @@ def test_uncommitted_leftovers_are_ignored_then_cleaned(medium) -> None:
     m = manager(medium)
     m.save(1, b"one")
     committed = loc.join("step-000000000001")
-    # What killed saves leave: a step without a marker, a stray data folder, a temp folder.
-    loc.write_bytes("step-000000000002/data-00112233445566ff/data", b"partial")
+    # What killed saves leave: a step without a marker (only where the marker is written
+    # last; a local step appears by rename, marker included), a stray data folder, a temp.
+    if medium.name != "local":
+        loc.write_bytes("step-000000000002/data-00112233445566ff/data", b"partial")
     committed.write_bytes("data-ffeeddccbbaa9988/data", b"half of a re-save")
     loc.write_bytes(".tmp-step-000000000003-abcdef/x", b"tmp")
     loc.write_bytes("notes.txt", b"the user's own file")
     assert m.steps() == [1] and m.latest_step() == 1
     assert bytes(m.restore().data) == b"one"  # type: ignore[union-attr]
     removed = manager(medium).cleanup()
-    assert sorted(removed) == [
-        ".tmp-step-000000000003-abcdef",
-        "step-000000000001/data-ffeeddccbbaa9988",
-        "step-000000000002",
-    ]
+    expected = [".tmp-step-000000000003-abcdef", "step-000000000001/data-ffeeddccbbaa9988"]
+    assert sorted(removed) == sorted(expected + ["step-000000000002"] * (medium.name != "local"))
     assert loc.list() == ["notes.txt", "step-000000000001"]
+
+
+def test_a_damaged_marker_is_reported_and_kept(medium) -> None:
+    check_damaged_step_is_kept(medium, "garbage marker")
+
+
+def test_a_local_step_without_marker_is_damage_not_a_leftover(tmp_path) -> None:
+    # A local step appears by one rename, marker included: without one, it was damaged.
+    local = SimpleNamespace(name="local", uri=str(tmp_path / "root"), options={"environ": {}})
+    check_damaged_step_is_kept(local, "no marker")
+
+
+def check_damaged_step_is_kept(medium, damage: str) -> None:
+    loc = open_location(medium.uri, **medium.options)
+    m = manager(medium, keep=1)
+    m.save(1, b"one")
+    m.save(2, b"two")
+    step2 = loc.join("step-000000000002")
+    if damage == "garbage marker":
+        step2.write_bytes("COMMIT.json", b'{"manifest": {"step": 2')
+    else:
+        step2.remove("COMMIT.json")
+    data_before = step2.list()
+    again = manager(medium, keep=1)
+    with pytest.warns(RuntimeWarning, match=r"step 2 does not verify"):
+        restored = again.restore()
+    # The older step is not there any more (keep=1): nothing intact to resume, said loudly.
+    assert restored is None
+    with pytest.warns(RuntimeWarning, match=r"step-000000000002: a finished step that does not"):
+        again.save(3, b"three")
+    assert loc.join("step-000000000002").list() == data_before  # not cleaned, not retained away
+    assert again.steps() == [3]
+    if medium.name == "local":
+        with pytest.warns(RuntimeWarning, match=r"the damaged step was moved to damaged-step-"):
+            again.save(2, b"two again")
+        aside = [n for n in loc.list() if n.startswith("damaged-step-000000000002-")]
+        assert len(aside) == 1 and loc.join(aside[0]).list() == data_before
 
 
 def test_first_save_cleans_up(medium) -> None:
     loc = open_location(medium.uri, **medium.options)
-    loc.write_bytes("step-000000000009/data-00112233445566ff/data", b"partial")
+    if medium.name == "local":
+        loc.write_bytes(".tmp-step-000000000009-00aa/data-00112233445566ff/data", b"partial")
+    else:
+        loc.write_bytes("step-000000000009/data-00112233445566ff/data", b"partial")
     manager(medium).save(10, b"ten")
     assert loc.list() == ["step-000000000010"]
 

@@ -31,7 +31,7 @@ def test_a_changed_byte_is_caught(saved) -> None:
     data = bytearray(loc.read_bytes(name))
     data[100] ^= 1
     loc.write_bytes(name, data)
-    with pytest.raises(CheckpointError, match=r"step 2: file 'w' does not match.*CRC-32"):
+    with pytest.raises(CheckpointError, match=r"step 2: file 'w' does not match.*(CRC-32|CRC32C)"):
         m.restore(2)
 
 
@@ -114,7 +114,9 @@ def _forge(loc: Location, edit) -> None:
         (lambda d: d.update(step=1), "belongs to another step"),
         (lambda d: d.update(kind="pickle"), "bad 'kind'"),
         (lambda d: d["files"][0].update(size=-1), "bad 'size'"),
-        (lambda d: d["files"][0].update(crc32="xyz"), "bad 'crc32'"),
+        (lambda d: d["files"][0].update({d["checksum"]: "xyz"}), "bad 'crc32c?'"),
+        (lambda d: d["files"][0].update({d["checksum"]: "ABCDEF01"}), "bad 'crc32c?'"),
+        (lambda d: d.update(checksum="sha1"), "bad 'checksum'"),
         (lambda d: d["files"].append(d["files"][0]), "unique names"),
         (lambda d: d.update(format="other/9"), "bad 'format'"),
     ],
@@ -154,6 +156,6 @@ def test_large_files_are_checked_too(medium, damage: str) -> None:
     else:
         del data[-1]
     loc.write_bytes(name, data)
-    match = "CRC-32" if damage == "flip" else rf"size.*{len(big) - 1} bytes"
+    match = "CRC-32|CRC32C" if damage == "flip" else rf"size.*{len(big) - 1} bytes"
     with pytest.raises(CheckpointError, match=match):
         m.restore(1)
