@@ -118,7 +118,14 @@ class PreemptionHandler:
         self._watchdog.start()
 
     def exit(self) -> NoReturn:
-        """Leave now with the exit status the platform expects after a preemption."""
+        """Leave now with the exit status the platform expects after a preemption.
+
+        A checkpoint still being saved in the background is waited for first,
+        within what is left of the grace budget.
+        """
+        from vtrain.checkpoints.background import wait_all
+
+        wait_all(self.time_left())
         sys.stdout.flush()
         sys.stderr.flush()
         raise SystemExit(self.exit_status)

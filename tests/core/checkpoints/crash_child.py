@@ -2,8 +2,12 @@
 
 Run as a script it is the child (`crash_child.py CONFIG_JSON`): it resumes from
 the latest committed step, as a restarted replica does, and saves step after
-step, printing "saved N" once each save returns. Imported, `run_kills` is the
+step, printing "saved N" once step N is committed. Imported, `run_kills` is the
 parent, shared by the test suite (20 kills) and bench/checkpoint_crash.py (200).
+
+With `"async": true` in the config the child saves with `blocking=False` and
+scribbles over its buffers as soon as `save` returns, as a training loop goes
+on changing its state: a restore that saw the scribbles would fail the check.
 """
 
 from __future__ import annotations
@@ -32,20 +36,27 @@ def expected(step: int) -> dict[str, bytes]:
     }
 
 
-def _payload(step: int) -> Any:
-    files = expected(step)
+def _payload(step: int) -> tuple[Any, list[bytearray]]:
+    """What to save for `step`, and the buffers a training loop would go on changing."""
+    files = {name: bytearray(data) for name, data in expected(step).items()}
     kind = step % 3
     if kind == 0:
-        return files
+        return files, list(files.values())
     if kind == 1:  # a bytes save holds the files as one JSON-framed blob
-        return _pack(files)
+        blob = bytearray(_pack({k: bytes(v) for k, v in files.items()}))
+        return blob, [blob]
 
     def write(folder: str) -> None:
         for name, data in files.items():
             Path(folder, name).parent.mkdir(parents=True, exist_ok=True)
             Path(folder, name).write_bytes(data)
 
-    return write
+    return write, list(files.values())
+
+
+def _scribble(buffers: list[bytearray]) -> None:
+    for buffer in buffers:
+        buffer[:] = b"\xee" * len(buffer)
 
 
 def _pack(files: dict[str, bytes]) -> bytes:
@@ -93,9 +104,17 @@ def child(config: dict[str, Any]) -> None:
     latest = m.latest_step()
     step = 0 if latest is None else latest + 1
     print("ready", flush=True)
+    if not config.get("async"):
+        while True:
+            m.save(step, _payload(step)[0])
+            print(f"saved {step}", flush=True)
+            step += 1
     while True:
-        m.save(step, _payload(step))
-        print(f"saved {step}", flush=True)
+        payload, buffers = _payload(step)
+        m.save(step, payload, blocking=False)  # waits for step - 1 first: committed now
+        if step > 0:
+            print(f"saved {step - 1}", flush=True)
+        _scribble(buffers)
         step += 1
 
 
@@ -156,8 +175,11 @@ def _kill_and_check(
 
         latest = reader.latest_step()
         printed = saved[-1] if saved else last_committed
-        # The kill may land after a commit and before its "saved" line: one step ahead is fine.
-        allowed = {printed, (printed + 1) if printed is not None else 0}
+        # The kill may land after a commit and before its "saved" line: one step ahead is
+        # fine; two with background saves, where the next one may commit before the line.
+        ahead = 2 if config.get("async") else 1
+        start = -1 if printed is None else printed
+        allowed = {printed, *range(start + 1, start + 1 + ahead)}
         assert latest in allowed, f"latest {latest}, last printed {printed}"
         assert last_committed is None or (latest is not None and latest >= last_committed)
         if latest == printed:

@@ -30,3 +30,19 @@ def test_kills_never_leave_a_partial_step(medium) -> None:
     print(f"{medium.name}: seed {seed}, {report}")
     assert report.kills == kills
     assert report.steps_committed > 0
+
+
+# 100 kills in all while background saves are in flight, spread over the three media.
+ASYNC_KILLS = {"local": (50, 0.25), "fuse": (30, 0.25), "gcs": (20, 1.5)}
+
+
+@pytest.mark.timeout(300)
+def test_kills_during_background_saves_never_leave_a_partial_step(medium) -> None:
+    config = {"uri": medium.uri, "keep": 2, "keep_every": 4, "async": True, **medium.options}
+    seed = int.from_bytes(os.urandom(4), "big")
+    kills, max_delay = ASYNC_KILLS[medium.name]
+    report = crash.run_kills(config, kills, seed=seed, max_delay=max_delay)
+    print(f"{medium.name}: seed {seed}, {report}")
+    assert report.kills == kills
+    assert report.steps_committed > 0
+    assert report.mid_save_kills > 0  # some kills did land while a save was in flight

@@ -354,3 +354,27 @@ def test_a_temporary_copy_goes_away_on_close(medium, tmp_path: Path, monkeypatch
     copied = medium.name != "local"  # FUSE and gs:// copy; a local disk verifies in place
     assert ckpt.temporary is copied
     assert os.path.exists(ckpt.directory) is not copied
+
+
+@pytest.mark.parametrize("fuse", [False, True])
+def test_a_linked_step_is_read_but_never_written_through(tmp_path, fuse: bool) -> None:
+    old_run = CheckpointManager(tmp_path / "old", is_leader=True, fuse=fuse)
+    old_run.save(3, {"w": b"older weights"})
+    old_run.save(4, {"w": b"old weights"})
+    old_files = sorted(p.relative_to(tmp_path) for p in (tmp_path / "old").rglob("*"))
+    new = tmp_path / "new"
+    new.mkdir()
+    (new / "step-000000000004").symlink_to(tmp_path / "old" / "step-000000000004")
+    m = CheckpointManager(new, is_leader=True, fuse=fuse, keep=1)
+    with m.restore() as warm:  # type: ignore[union-attr]
+        assert warm.step == 4 and warm.files["w"] == b"old weights"
+    m.save(4, {"w": b"new weights"})  # the same step again: the link is replaced
+    assert not (new / "step-000000000004").is_symlink()
+    m.save(5, {"w": b"five"})  # retention removes the new step 4
+    os.symlink(tmp_path / "old" / "step-000000000003", new / "step-000000000003")
+    again = CheckpointManager(new, is_leader=True, fuse=fuse, keep=1)
+    again.save(6, {"w": b"six"})  # cleanup, then retention: the link goes, not what it points to
+    assert not os.path.lexists(new / "step-000000000003") and again.steps() == [6]
+    assert sorted(p.relative_to(tmp_path) for p in (tmp_path / "old").rglob("*")) == old_files
+    assert old_run.restore(4).files["w"] == b"old weights"  # type: ignore[union-attr]
+    assert old_run.restore(3).files["w"] == b"older weights"  # type: ignore[union-attr]
