@@ -113,3 +113,24 @@ def test_the_example_run_twice_alone_starts_fresh_each_time(tmp_path: Path) -> N
         assert "resumed" not in done.stdout
     runs = list((tmp_path / "vtrain-output" / "checkpoints").iterdir())
     assert len(runs) == 2 and all(r.name.startswith("run-") for r in runs)
+
+
+def test_a_background_save_holds_the_weights_of_the_call(tmp_path: Path) -> None:
+    model = torch.nn.Linear(64, 64)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    model(torch.ones(1, 64)).sum().backward()
+    optimizer.step()
+    expected = {k: v.clone() for k, v in model.state_dict().items()}
+    manager = CheckpointManager(tmp_path, is_leader=True, environ={})
+    state = TrainingState(model, optimizer, manager=manager)
+    state.save(1)  # blocking=False by default: returns before the step is committed
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(1000.0)  # the next training steps change the tensors in place
+    state.wait()
+    fresh = torch.nn.Linear(64, 64)
+    restored = TrainingState(fresh, torch.optim.SGD(fresh.parameters(), lr=0.1, momentum=0.9),
+                             manager=manager)  # fmt: skip
+    assert restored.restore() == 1
+    for key, value in fresh.state_dict().items():
+        assert torch.equal(value, expected[key]), key

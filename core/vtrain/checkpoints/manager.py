@@ -225,11 +225,13 @@ class CheckpointManager:
                 pending.join()
 
     def steps(self) -> list[int]:
-        """The committed steps in the shared folder, in ascending order."""
+        """The committed steps in the shared folder, in ascending order (after a pending save)."""
+        self.wait()
         return self._committed(self.location)
 
     def latest_step(self) -> int | None:
-        """The newest committed step, or None when there is none."""
+        """The newest committed step, or None when there is none (after a pending save)."""
+        self.wait()
         for step in reversed(step_candidates(self.location)):
             if committed_manifest(self.location, step) is not None:
                 return step
@@ -243,8 +245,10 @@ class CheckpointManager:
         tried, so a restarted job resumes; an explicit step that fails raises.
         `into` is where a callable's checkpoint on FUSE or gs:// is copied; without
         it the copy goes to a temporary folder that `Checkpoint.close()` (or leaving
-        `with manager.restore() as ckpt:`) removes.
+        `with manager.restore() as ckpt:`) removes. A pending save of this manager
+        is waited for first.
         """
+        self.wait()
         location = self.location
         if step is not None:
             step = check_step(step, f"{location.uri}: restore")

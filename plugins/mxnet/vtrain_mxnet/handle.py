@@ -104,12 +104,17 @@ class MXNetHandle(Handle):
             resources.manager = CheckpointManager(is_leader=self.is_leader)
         return resources.manager
 
-    def save_checkpoint(self, epoch: int, net: Any, trainer: Any = None) -> str | None:
+    def save_checkpoint(
+        self, epoch: int, net: Any, trainer: Any = None, *, blocking: bool = False
+    ) -> str | None:
         """Commit the net's parameters and the trainer's states as `epoch` (epochs done).
 
         Only the leader writes; it returns the step folder there, None elsewhere.
+        The arrays are written out before it returns; the sync (or upload) and
+        the commit run in the background unless `blocking`, and the next save,
+        `close()` and the end of the script wait for them.
         """
-        return GluonState(self.checkpoints).save(epoch, net, trainer)
+        return GluonState(self.checkpoints).save(epoch, net, trainer, blocking=blocking)
 
     def resume(self, net: Any, trainer: Any = None) -> int:
         """Load the newest committed checkpoint into net and trainer; return the epoch to start."""
@@ -157,6 +162,8 @@ class MXNetHandle(Handle):
         if resources.closed:
             return
         resources.closed = True
+        if ok and resources.manager is not None:
+            resources.manager.wait()  # the last checkpoint is committed before the job can end
         kvstore, resources.kvstore = resources.kvstore, None
         if kvstore is not None:
             _leave(kvstore, barrier=ok)

@@ -26,8 +26,15 @@ class GluonState:
     def __init__(self, manager: CheckpointManager) -> None:
         self.manager = manager
 
-    def save(self, epoch: int, net: Any, trainer: Any = None) -> str | None:
-        """Commit `epoch` (epochs done) from the leader; other replicas do nothing and get None."""
+    def save(
+        self, epoch: int, net: Any, trainer: Any = None, *, blocking: bool = False
+    ) -> str | None:
+        """Commit `epoch` (epochs done) from the leader; other replicas do nothing and get None.
+
+        The arrays are copied out to local files in the call (MXNet runs the
+        NaiveEngine under vtrain, so the copy is done when it returns); the rest
+        is committed in the background unless `blocking`.
+        """
         if not self.manager.is_leader:
             return None
 
@@ -38,7 +45,7 @@ class GluonState:
             with open(os.path.join(folder, INFO_FILE), "w") as f:
                 json.dump({"epoch": epoch}, f)
 
-        return self.manager.save(epoch, write)
+        return self.manager.save(epoch, write, blocking=blocking)
 
     def restore(self, net: Any, trainer: Any = None) -> int:
         """Load the newest committed epoch into `net` and `trainer`; return it (0: none yet)."""

@@ -3,14 +3,19 @@
 The leader saves; every replica restores the newest committed step on start, so
 all ranks resume from the same state. A save is committed or absent, never half
 there: a replica killed mid-save restarts from the step before.
+
+By default a save copies the state to CPU memory and returns; `torch.save`,
+the write and the commit run in the background (as
+torch.distributed.checkpoint.async_save does), so training goes on meanwhile.
 """
 
 from __future__ import annotations
 
+import copy
 import os
 from typing import Any
 
-from vtrain.checkpoints import CheckpointManager
+from vtrain.checkpoints import CheckpointManager, Snapshot
 from vtrain.errors import UsageError
 from vtrain_pytorch.writer import TRAINING_STATE, check, record
 
@@ -53,8 +58,12 @@ class TrainingState:
         self.extra: dict[str, Any] = {}
         """The keywords the restored step was saved with; empty before a restore finds one."""
 
-    def save(self, step: int, **extra: Any) -> str | None:
-        """Commit this step from the leader; other replicas do nothing and get None."""
+    def save(self, step: int, *, blocking: bool = False, **extra: Any) -> str | None:
+        """Commit this step from the leader; other replicas do nothing and get None.
+
+        The step is committed in the background unless `blocking`; `wait()` waits
+        for it (the next save, and the end of the script, do so by themselves).
+        """
         if not self.manager.is_leader:
             return None
         import torch
@@ -62,12 +71,20 @@ class TrainingState:
         state = {"step": step, "model": _unwrapped(self.model).state_dict(), "extra": extra}
         if self.optimizer is not None:
             state["optimizer"] = self.optimizer.state_dict()
+        if not blocking:
+            # The loop changes the tensors in place at its next step: save a copy.
+            self.manager.wait()  # the previous copy is written: one copy in memory at a time
+            state = _cpu_copy(state)
 
         def write(folder: str) -> None:
             torch.save(state, os.path.join(folder, STATE_FILE))
             record(folder, TRAINING_STATE)
 
-        return self.manager.save(step, write)
+        return self.manager.save(step, Snapshot(write), blocking=blocking)
+
+    def wait(self) -> None:
+        """Wait until the last save is committed; a failed one raises `CheckpointError`."""
+        self.manager.wait()
 
     def restore(self) -> int | None:
         """Load the newest committed step into the model and optimizer; return it, or None."""
@@ -90,6 +107,19 @@ class TrainingState:
             self.optimizer.load_state_dict(state["optimizer"])
         self.extra = state.get("extra", {})
         return int(state["step"])
+
+
+def _cpu_copy(value: Any) -> Any:
+    """`value` with every tensor copied to CPU memory, and its containers rebuilt."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return value.detach().to("cpu", copy=True)
+    if isinstance(value, dict):
+        return type(value)((k, _cpu_copy(v)) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return type(value)(_cpu_copy(v) for v in value)
+    return copy.deepcopy(value)
 
 
 def _unwrapped(model: Any) -> Any:

@@ -92,13 +92,15 @@ class TensorFlowHandle(Handle):
         keep: int | None = None,
         keep_every: int | None = None,
         directory: str | None = None,
+        blocking: bool = False,
     ) -> Any:
         """Keras' ModelCheckpoint, with ModelCheckpoint's arguments, every save a committed step.
 
         Atomic on a local disk, /gcs and gs://; only the leader's copy lands;
         `keep` newest steps (plus every `keep_every`-th batch step) are kept;
         each step records its epoch, batch and `logs[monitor]` for `resume`
-        and `best`. Every replica must run it, as Keras' own.
+        and `best`. Every replica must run it, as Keras' own. Each step is
+        committed in the background while training goes on, unless `blocking`.
         """
         from vtrain_tensorflow.model_checkpoint import model_checkpoint_callback
 
@@ -112,6 +114,7 @@ class TensorFlowHandle(Handle):
             mode=mode,
             save_freq=save_freq,
             initial_value_threshold=initial_value_threshold,
+            blocking=blocking,
         )
 
     def preemption_callback(

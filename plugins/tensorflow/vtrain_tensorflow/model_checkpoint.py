@@ -5,7 +5,10 @@ does; each save then goes through `CheckpointManager.save`, so it is atomic on
 a local disk, on a /gcs FUSE mount and on gs://, only the leader's copy lands,
 keep / keep_every apply, and the epoch, step and monitored value go with it.
 Every replica runs it: under tf-keras multi-worker training saving may run
-collective ops, so the others save too, into a private folder.
+collective ops, so the others save too, into a private folder. Unless
+`blocking`, Keras writes the model to local disk and training goes on while
+the step is synced or uploaded and committed in the background; the end of
+`fit` waits for it.
 """
 
 from __future__ import annotations
@@ -90,6 +93,7 @@ def model_checkpoint_callback(
     mode: str = "auto",
     save_freq: str | int = "epoch",
     initial_value_threshold: float | None = None,
+    blocking: bool = False,
 ) -> Any:
     """A Keras callback that saves as ModelCheckpoint would, each save a committed step."""
     direction = resolve_mode(monitor, mode, needed=save_best_only)
@@ -127,6 +131,9 @@ def model_checkpoint_callback(
             if self.save_freq == "epoch":
                 self._save(logs, at_epoch_end=True)
 
+        def on_train_end(self, logs: dict[str, Any] | None = None) -> None:
+            self.manager.wait()  # the last step is committed when fit returns, or fit fails
+
         def _save(self, logs: dict[str, Any] | None, *, at_epoch_end: bool) -> None:
             record = self.progress.record(
                 at_epoch_end=at_epoch_end,
@@ -153,8 +160,9 @@ def model_checkpoint_callback(
                 was = "inf" if self.best is None else f"{self.best:.5f}"
                 said += f"{self.monitor} improved from {was} to {record.value:.5f}, "
                 self.best = record.value
-            uri = self.manager.save(record.step, writer(self.model, record))
-            self._say(f"{said}saved checkpoint step {record.step} to {uri}")
+            uri = self.manager.save(record.step, writer(self.model, record), blocking=blocking)
+            done = "saved" if blocking else "saving (committed in the background)"
+            self._say(f"{said}{done} checkpoint step {record.step} to {uri}")
 
         def _say(self, message: str) -> None:
             # Every replica saves; only the one whose copy lands says so.

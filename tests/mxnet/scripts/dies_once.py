@@ -27,7 +27,8 @@ def resume_and_note(self, net, trainer=None):  # type: ignore[no-untyped-def]
 def save_then_die(self, epoch, net, trainer=None):  # type: ignore[no-untyped-def]
     where = save(self, epoch, net, trainer)
     if epoch == DIE_AFTER and started == [0]:
-        self.barrier()  # every worker is past the leader's commit of this epoch
+        self.checkpoints.wait()  # the leader's background commit of this epoch is done
+        self.barrier()  # every worker is past that commit
         if (self.role, self.info.index) == ("worker", 0):
             os.kill(os.getpid(), signal.SIGKILL)
     return where

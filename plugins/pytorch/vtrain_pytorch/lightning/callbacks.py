@@ -20,12 +20,17 @@ class VtrainCheckpoint(Callback):
 
     Lightning's own ModelCheckpoint writes files in place: a replica killed
     mid-write leaves a `last.ckpt` that looks valid and is not. Here a step is
-    committed whole or not at all, and only the leader writes it.
+    committed whole or not at all, and only the leader writes it. Unless
+    `blocking`, the leader serializes the state to local disk and trains on while
+    the step is synced (or uploaded) and committed in the background.
     """
 
-    def __init__(self, manager: CheckpointManager, *, every_n_epochs: int = 1) -> None:
+    def __init__(
+        self, manager: CheckpointManager, *, every_n_epochs: int = 1, blocking: bool = False
+    ) -> None:
         self.manager = manager
         self.every_n_epochs = every_n_epochs
+        self.blocking = blocking
         self._restored: Checkpoint | None = None
 
     def on_train_epoch_end(self, trainer: Trainer, pl_module: LightningModule) -> None:
@@ -40,7 +45,7 @@ class VtrainCheckpoint(Callback):
                 trainer.save_checkpoint(os.path.join(folder, CHECKPOINT_FILE))
                 record(folder, LIGHTNING)
 
-            self.manager.save(trainer.global_step, write)
+            self.manager.save(trainer.global_step, write, blocking=self.blocking)
         else:
             with tempfile.TemporaryDirectory(prefix="vtrain-lightning-") as scratch:
                 trainer.save_checkpoint(os.path.join(scratch, CHECKPOINT_FILE))
@@ -69,8 +74,9 @@ class VtrainCheckpoint(Callback):
         self._close_restored()
 
     def teardown(self, trainer: Trainer, pl_module: LightningModule, stage: str) -> None:
-        """Drop the temporary copy when fit ends before training started."""
+        """Commit the last background save; drop the temporary copy if training never started."""
         self._close_restored()
+        self.manager.wait()
 
     def _close_restored(self) -> None:
         if self._restored is not None:
