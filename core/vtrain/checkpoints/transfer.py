@@ -11,20 +11,16 @@ bytes that arrive, and fetches a file once more if they were damaged in transit.
 
 from __future__ import annotations
 
-import io
 import os
 from collections.abc import Callable, Iterable, Mapping
 from functools import partial
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 from vtrain.checkpoints.checksums import LABELS, checksum
 from vtrain.checkpoints.manifest import FileEntry, Manifest
 from vtrain.checkpoints.streams import file_crc, mismatch
 from vtrain.errors import CheckpointError
 from vtrain.storage.location import Location
-
-if TYPE_CHECKING:
-    from typing_extensions import Buffer
 
 RANGE = 32 << 20
 """A file of more than two of these comes down in ranges of this size, side by side."""
@@ -101,37 +97,20 @@ def check_stored(data: Location, manifest: Manifest, where: str) -> None:
             )
 
 
-class _At(io.RawIOBase):
-    """A writable file object that stores what it is given from one offset of a buffer or fd."""
-
-    def __init__(self, target: bytearray | int, offset: int, end: int) -> None:
-        super().__init__()
-        self._target = target
-        self._pos = offset
-        self._end = end
-
-    def writable(self) -> bool:
-        return True
-
-    def write(self, b: Buffer) -> int:
-        view = memoryview(b).cast("B")
-        n = len(view)
-        if self._pos + n > self._end:
-            raise CheckpointError(
-                "the store sent more bytes than the range asked for",
-                value=f"{self._pos + n - self._end} extra bytes",
-                expected="a server that honours Range requests",
-            )
-        if isinstance(self._target, bytearray):
-            self._target[self._pos : self._pos + n] = view
-        else:
-            os.pwrite(self._target, view, self._pos)
-        self._pos += n
-        return n
-
-
-def _get_range(data: Location, name: str, target: bytearray | int, start: int, end: int) -> None:
-    data.download_range(name, _At(target, start, end), start, end)  # type: ignore[arg-type]
+def _get_range(data: Location, name: str, target: bytearray | int, start: int, end: int) -> bytes:
+    chunk = data.read_range(name, start, end)
+    if len(chunk) != end - start:
+        raise CheckpointError(
+            f"the store sent {len(chunk)} bytes of {name!r} for a range of {end - start}",
+            source=data.uri,
+            value=f"bytes {start}-{end - 1}",
+            expected="a server that honours Range requests",
+        )
+    if isinstance(target, bytearray):
+        target[start:end] = chunk
+    elif target >= 0:
+        os.pwrite(target, chunk, start)
+    return chunk
 
 
 def _ranges(size: int) -> list[tuple[int, int]]:
@@ -140,42 +119,38 @@ def _ranges(size: int) -> list[tuple[int, int]]:
     return [(start, min(start + RANGE, size)) for start in range(0, size, RANGE)]
 
 
-def _fetch(
-    data: Location,
-    entry: FileEntry,
-    target: bytearray | int,
-    digest: Callable[[], int],
-    where: str,
-) -> None:
-    """Fill `target` (a buffer or a file descriptor) with one file, in ranges side by side;
-    `digest` checksums what arrived. Damaged bytes are fetched once more, then refused."""
-    for attempt in range(ATTEMPTS):
-        ranges = _ranges(entry.size) if entry.size else []
-        fetches = [partial(_get_range, data, entry.name, target, *r) for r in ranges]
-        parallel(data.transfers, fetches)
-        got = digest()
+def _verified(entry: FileEntry, where: str, attempt: Callable[[], tuple[int, T]]) -> T:
+    """`attempt()` gives (checksum of what arrived, result); damage is fetched once more."""
+    for _ in range(ATTEMPTS):
+        got, result = attempt()
         if got == entry.checksum:
-            return
-        if attempt == ATTEMPTS - 1:
-            raise mismatch(
-                where, entry.name, f"checksum of the bytes received, {ATTEMPTS} downloads",
-                f"{got:08x}", f"{entry.checksum:08x}",
-            )  # fmt: skip
+            return result
+    raise mismatch(
+        where, entry.name, f"checksum of the bytes received, {ATTEMPTS} downloads",
+        f"{got:08x}", f"{entry.checksum:08x}",
+    )  # fmt: skip
 
 
 def get_buffers(data: Location, manifest: Manifest, where: str) -> dict[str, memoryview]:
     """Download every file of a step into memory, checked; several at a time."""
     check_stored(data, manifest, where)
-    buffers = {entry.name: bytearray(entry.size) for entry in manifest.files}
 
-    def get(entry: FileEntry) -> None:
-        buffer = buffers[entry.name]
-        _fetch(data, entry, buffer, lambda: checksum(manifest.checksum, buffer), where)
+    def attempt(entry: FileEntry) -> tuple[int, memoryview]:
+        ranges = _ranges(entry.size)
+        if len(ranges) == 1:  # one request: keep the bytes the client built, without a copy
+            content: bytes | bytearray = _get_range(data, entry.name, -1, 0, entry.size)
+        else:
+            content = bytearray(entry.size)
+            parallel(
+                data.transfers, [partial(_get_range, data, entry.name, content, *r) for r in ranges]
+            )
+        return checksum(manifest.checksum, content), memoryview(content)
 
-    parallel(
-        1 if _any_large(manifest) else data.transfers, [partial(get, e) for e in manifest.files]
-    )
-    return {name: memoryview(buffer) for name, buffer in buffers.items()}
+    def get(entry: FileEntry) -> memoryview:
+        return _verified(entry, where, partial(attempt, entry))
+
+    views = parallel(_file_workers(data, manifest), [partial(get, e) for e in manifest.files])
+    return {entry.name: view for entry, view in zip(manifest.files, views, strict=True)}
 
 
 def get_folder(
@@ -184,6 +159,11 @@ def get_folder(
     """Download every file of a step into a local folder, checked; `copied` lists what was made."""
     check_stored(data, manifest, where)
 
+    def attempt(entry: FileEntry, target: str, fd: int) -> tuple[int, None]:
+        fetches = [partial(_get_range, data, entry.name, fd, *r) for r in _ranges(entry.size)]
+        parallel(data.transfers, fetches if entry.size else [])
+        return file_crc(target, algorithm=manifest.checksum)[1], None
+
     def get(entry: FileEntry) -> None:
         target = os.path.join(folder, *entry.name.split("/"))
         os.makedirs(os.path.dirname(target), exist_ok=True)
@@ -191,14 +171,15 @@ def get_folder(
         fd = os.open(target, os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
         try:
             os.ftruncate(fd, entry.size)
-            _fetch(data, entry, fd, lambda: file_crc(target, algorithm=manifest.checksum)[1], where)
+            _verified(entry, where, partial(attempt, entry, target, fd))
         finally:
             os.close(fd)
 
-    parallel(
-        1 if _any_large(manifest) else data.transfers, [partial(get, e) for e in manifest.files]
-    )
+    parallel(_file_workers(data, manifest), [partial(get, e) for e in manifest.files])
 
 
-def _any_large(manifest: Manifest) -> bool:
-    return any(entry.size > 2 * RANGE for entry in manifest.files)
+def _file_workers(data: Location, manifest: Manifest) -> int:
+    # A large file already fetches in ranges side by side: files then go one after the
+    # other, or threads would multiply by threads.
+    large = any(entry.size > 2 * RANGE for entry in manifest.files)
+    return 1 if large else data.transfers

@@ -188,10 +188,12 @@ class GcsLocation(Location):
                     found[blob.name[start:]] = (int(blob.size), _decode_crc32c(blob.crc32c))
         return found
 
-    def download_range(self, name: str, fileobj: BinaryIO, start: int, end: int) -> None:
+    def read_range(self, name: str, start: int, end: int) -> bytes:
         with _api_errors("read", self.uri, name):
             # checksum=None: a range has no server hash to check; the caller checks the whole.
-            self._blob(name).download_to_file(fileobj, start=start, end=end - 1, checksum=None)
+            blob = self._blob(name)
+            data: bytes = blob.download_as_bytes(start=start, end=end - 1, checksum=None)
+            return data
 
     def _list_prefix(self, name: str, *, delimiter: str | None) -> Any:
         key = self._key(name)

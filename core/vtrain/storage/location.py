@@ -109,17 +109,11 @@ class Location(ABC):
         keeps none (a disk or a mount: the bytes must be read to know)."""
         return None
 
-    def download_range(self, name: str, fileobj: BinaryIO, start: int, end: int) -> None:
-        """Stream bytes [start, end) of a file into a writable file object."""
+    def read_range(self, name: str, start: int, end: int) -> bytes:
+        """Bytes [start, end) of a file."""
         with self.open_read(name) as f:
             f.seek(start)
-            left = end - start
-            while left > 0:
-                chunk = f.read(min(left, 1 << 24))
-                if not chunk:
-                    break
-                fileobj.write(chunk)
-                left -= len(chunk)
+            return f.read(end - start)
 
     def _check(self, name: str, what: str = "name") -> str:
         return check_name(name, where=self.uri, what=what) if name else ""

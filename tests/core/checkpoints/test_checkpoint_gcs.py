@@ -6,7 +6,7 @@ import os
 
 import google_crc32c
 import pytest
-from damaging_proxy import DamagingProxy
+from faulty_proxy import FaultyProxy
 
 from vtrain.checkpoints import CheckpointManager, Manifest, transfer
 from vtrain.errors import CheckpointError, StorageError
@@ -58,7 +58,7 @@ def test_a_changed_object_is_caught_before_any_download(gcs_emulator, tmp_path) 
     changed = bytearray(FILES[name])
     changed[1000] ^= 0x40
     data.write_bytes(name, changed)  # same size, other bytes: only a checksum tells
-    with DamagingProxy(gcs_emulator.host, damage=0) as proxy:
+    with FaultyProxy(gcs_emulator.host, damage=0) as proxy:
         env = {"STORAGE_EMULATOR_HOST": proxy.url}
         reader = CheckpointManager(uri, is_leader=True, environ=env, gcs_mount=str(tmp_path / "x"))
         with pytest.raises(CheckpointError, match=rf"'{name}'.*the CRC32C the store keeps"):
@@ -71,7 +71,7 @@ def test_a_download_damaged_once_is_fetched_again(gcs_emulator, tmp_path, kind) 
     uri, options = gcs(gcs_emulator, tmp_path)
     payload = FILES if kind == "files" else _writer(FILES)
     CheckpointManager(uri, is_leader=True, **options).save(1, payload)
-    with DamagingProxy(gcs_emulator.host, damage=1) as proxy:
+    with FaultyProxy(gcs_emulator.host, damage=1) as proxy:
         env = {"STORAGE_EMULATOR_HOST": proxy.url}
         reader = CheckpointManager(uri, is_leader=True, environ=env, gcs_mount=str(tmp_path / "x"))
         with reader.restore(1) as ckpt:  # type: ignore[union-attr]
@@ -82,7 +82,7 @@ def test_a_download_damaged_once_is_fetched_again(gcs_emulator, tmp_path, kind) 
 def test_a_download_damaged_every_time_is_refused(gcs_emulator, tmp_path) -> None:
     uri, options = gcs(gcs_emulator, tmp_path)
     CheckpointManager(uri, is_leader=True, **options).save(1, FILES)
-    with DamagingProxy(gcs_emulator.host, damage=10**6) as proxy:
+    with FaultyProxy(gcs_emulator.host, damage=10**6) as proxy:
         env = {"STORAGE_EMULATOR_HOST": proxy.url}
         reader = CheckpointManager(uri, is_leader=True, environ=env, gcs_mount=str(tmp_path / "x"))
         with pytest.raises(CheckpointError, match=r"bytes received, 2 downloads"):
@@ -97,7 +97,7 @@ def test_a_large_file_comes_down_in_ranges(gcs_emulator, tmp_path, monkeypatch, 
     CheckpointManager(uri, is_leader=True, **options).save(
         1, big if kind == "bytes" else _writer({"big": big})
     )
-    with DamagingProxy(gcs_emulator.host, damage=0) as proxy:
+    with FaultyProxy(gcs_emulator.host, damage=0) as proxy:
         env = {"STORAGE_EMULATOR_HOST": proxy.url}
         reader = CheckpointManager(uri, is_leader=True, environ=env, gcs_mount=str(tmp_path / "x"))
         with reader.restore(1) as ckpt:  # type: ignore[union-attr]
