@@ -112,6 +112,8 @@ class CheckpointManager:
         self._writer: Location | None = self.location if self.is_leader else None
         self._cleaned = False
         self._pending: PendingSave | None = None
+        # The buffers of the last background snapshot, reused by the next (see `snapshot`).
+        self._staging: dict[str, bytearray] = {}
         # Step folders that are there but not intact: kept for a person to look at, never
         # removed by cleanup or retention.
         self._damaged: set[int] = set()
@@ -166,7 +168,7 @@ class CheckpointManager:
         if blocking:
             self._commit(location, step, content)
         else:
-            staged = snapshot(content, location, step)
+            staged = snapshot(content, location, step, self._staging)
             self._pending = PendingSave(step, uri, lambda: self._commit(location, step, staged))
         return uri
 
@@ -209,8 +211,12 @@ class CheckpointManager:
         ) from e
 
     def close(self) -> None:
-        """Wait for a pending save (raising its failure); the manager stays usable."""
-        self.wait()
+        """Wait for a pending save (raising its failure) and free the staging buffers that
+        background saves keep between calls; the manager stays usable."""
+        try:
+            self.wait()
+        finally:
+            self._staging.clear()
 
     def __enter__(self) -> CheckpointManager:
         return self
