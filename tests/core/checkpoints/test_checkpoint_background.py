@@ -168,3 +168,15 @@ def test_a_preemption_exit_flushes_the_pending_save_within_its_grace(tmp_path: P
     _, err = child.communicate(timeout=60)
     assert child.returncode == 143, err
     assert CheckpointManager(tmp_path / "c", is_leader=True).steps() == [9]
+
+
+def test_reused_staging_buffers_never_change_a_committed_step(medium) -> None:
+    m = manager(medium)
+    weights = bytearray(200_000)
+    for step in range(1, 6):
+        weights[:] = bytes([step]) * len(weights)
+        m.save(step, {"w": weights}, blocking=False)  # the same size: the same staging buffer
+    m.close()
+    for step in range(1, 6):
+        with m.restore(step) as ckpt:  # type: ignore[union-attr]
+            assert ckpt.files["w"] == bytes([step]) * len(weights), step
