@@ -40,7 +40,7 @@ def submit(session: nox.Session) -> None:
 
 @nox.session
 def fuzz(session: nox.Session) -> None:
-    """The campaign: every property test of the core (parsers, CLI entry points) at 10,000 examples."""
+    """The campaign: every core property test (parsers, CLI entry points), 10,000 examples each."""
     session.install(*CONSTRAINTS, "-e", ".[test,tune]")
     session.run(
         "pytest",

@@ -44,6 +44,8 @@ PLACEMENT_VARIABLES = frozenset({LEADER, LOCAL_LAUNCH})
 
 # Trial and job ids become folder names; anything that could climb out of the base is refused.
 _FOLDER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+# ASCII digits: str.isdigit() also takes '١٢٣', which no project number holds.
+_PROJECT_NUMBER = re.compile(r"[0-9]+")
 
 
 def check_folder_name(value: str, variable: str, what: str, example: str) -> str | None:
@@ -85,6 +87,20 @@ def _alone(source: str, trainers: int) -> bool:
     # The PyTorch plugin writes RANK=0, WORLD_SIZE=1 into a lone process's environment:
     # that reads back as torch_env, and is still nothing a platform or launcher restarts.
     return source == "single" or (source == "torch_env" and trainers == 1)
+
+
+def _launched(env: Mapping[str, str]) -> bool:
+    # CLOUD_ML_HP_METRIC_* are set by hand and by `vtrain tune` too; they name no job.
+    return "CLOUD_ML_JOB_ID" in env or any(k.startswith("AIP_") for k in env)
+
+
+def runs_alone(environ: Mapping[str, str] | None = None) -> bool:
+    """True for a process no platform or launcher started: a script run by hand."""
+    from vtrain.cluster import ClusterInfo  # here: vtrain.cluster imports this module
+
+    env = os.environ if environ is None else environ
+    info = ClusterInfo.from_env(env)
+    return _alone(info.source, info.num_trainers) and not _launched(env)
 
 
 def output_dirs(base: str, trial_id: str | None = None) -> dict[str, str]:
@@ -191,7 +207,7 @@ class RunContext(Frozen):
                 )
             )
         project = get("CLOUD_ML_PROJECT_ID")
-        if project is not None and not project.isdigit():
+        if project is not None and not _PROJECT_NUMBER.fullmatch(project):
             errors.append(
                 ConfigError(
                     "not a project number",
@@ -211,9 +227,7 @@ class RunContext(Frozen):
             chosen = get("VTRAIN_OUTPUT_DIR")
             base = os.path.abspath(chosen or DEFAULT_OUTPUT_DIR)
             dirs = output_dirs(base, trial_id)
-            # CLOUD_ML_HP_METRIC_* are set by hand and by `vtrain tune` too; they name no job.
-            platform_set = "CLOUD_ML_JOB_ID" in env or any(k.startswith("AIP_") for k in env)
-            if standalone and chosen is None and trial_id is None and not platform_set:
+            if standalone and chosen is None and trial_id is None and not _launched(env):
                 folder = os.path.join(dirs["AIP_CHECKPOINT_DIR"], standalone_run_folder())
                 dirs["AIP_CHECKPOINT_DIR"] = folder + os.sep
         dirs.update((name, value) for name, value in given.items() if value is not None)

@@ -19,8 +19,17 @@ _MAX_VALUE_CHARS = 120
 
 
 def _show(value: Any) -> str:
-    """A short, quoted rendering of a bad value (long values are cut, not dumped)."""
-    text = repr(value)
+    """A short, quoted rendering of a bad value, credentials hidden (long values are cut)."""
+    from vtrain.redact import redact, redact_text
+
+    # Hidden before the cut: a cut could keep a secret's head and lose the name that says so.
+    # The structure first (a list's "--password", "pw"), then the text (bytes, odd objects).
+    try:
+        text = redact_text(repr(redact(value)))
+    except ValueError:  # repr() of an int beyond Python's 4300-digit limit
+        if not isinstance(value, int):
+            raise
+        text = f"<an int of {value.bit_length()} bits>"
     if len(text) > _MAX_VALUE_CHARS:
         text = text[: _MAX_VALUE_CHARS - 3] + "..."
     return text
@@ -48,14 +57,22 @@ class VtrainError(ValueError):
         super().__init__(self._render())
 
     def _render(self) -> str:
-        where = ": ".join(p for p in (self.source, self.path) if p)
-        text = f"{where}: {self.problem}" if where else self.problem
+        from vtrain.printable import printable
+        from vtrain.redact import redact_text
+
+        # Where and what-was-expected may quote what was read (a URI with a newline or an
+        # ANSI escape): escaped, so the error stays one line. Not the problem, which an
+        # ErrorList builds from several lines on purpose.
+        where = ": ".join(printable(p) for p in (self.source, self.path) if p)
+        # The problem may quote what it read (a host, a name=value); expected and hint are ours.
+        problem = redact_text(self.problem)
+        text = f"{where}: {problem}" if where else problem
         if self.value is not ...:
             text += f" (got {_show(self.value)})"
         if self.expected:
-            text += f"; expected {self.expected}"
+            text += f"; expected {printable(self.expected)}"
         if self.hint:
-            text += f". Hint: {self.hint}"
+            text += f". Hint: {printable(self.hint)}"
         return text
 
 
@@ -112,6 +129,15 @@ class ErrorList(ConfigError):
         self.errors = tuple(errors)
         lines = "\n  ".join(str(e) for e in self.errors)
         super().__init__(f"{len(self.errors)} problems:\n  {lines}")
+
+
+def shown(error: VtrainError) -> str:
+    """An error as a person reads it: a line per problem, control characters escaped."""
+    from vtrain.printable import printable
+
+    if isinstance(error, ErrorList):
+        return f"{len(error.errors)} problems:" + "".join(f"\n  {shown(e)}" for e in error.errors)
+    return printable(str(error))
 
 
 def raise_all(errors: list[VtrainError]) -> None:

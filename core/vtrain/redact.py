@@ -1,22 +1,98 @@
-"""Hide credentials before anything is printed: job specs carry env vars and args."""
+"""Hide credentials before anything is printed: job specs, commands, URLs, error excerpts.
+
+A name is secret when it contains a secret word anywhere (WANDB_API_KEY,
+my_token, db_password, secretKey); its value is hidden wherever it appears:
+as a mapping entry, an env-list pair, `--flag value` and `--flag=value` in an
+argument list, and the same shapes inside one string (a shell command, a JSON
+document, the repr of a list). The userinfo of any URL (`https://user:pw@host`)
+is hidden whatever the name around it. Over-hiding is the price of never
+under-hiding: a value is cut at the first blank or quote, so what follows a
+quoted or spaced secret may be hidden with it.
+"""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+
+# `typing` costs milliseconds at start-up; the names are for the type checker only.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 HIDDEN = "***"
-_SECRET_NAME = re.compile(r"token|secret|passw|credential|api[_-]?key|private[_-]?key|auth", re.I)
-# "--api_key=abc" or "PASSWORD=abc" inside an args or command list.
-_SECRET_ASSIGNMENT = re.compile(
-    r"^(-{0,2}[\w.-]*(?:" + _SECRET_NAME.pattern + r")[\w.-]*=)(.+)$", re.I
+# Found anywhere in a name: "WANDB_API_KEY", "my_token", "dbPassword".
+_SECRET_WORDS = re.compile(
+    r"token|secret|passw|passphrase|credential|auth|api_?key|private_?key|access_?key", re.I
+)
+# Too short to look for inside other words ("monkey", "keyboard"): whole words only, once
+# camelCase is split ("wandbKey" is "wandb_key").
+_SECRET_WHOLE_WORDS = re.compile(r"(?:^|[^a-z])(?:key|keys|pwd|dsn)(?:$|[^a-z])")
+
+# A quote, possibly escaped (JSON inside JSON writes \").
+_Q = r"\\*[\"']"
+# A value: quoted (up to its closing quote, or the end of a cut excerpt), or one word
+# ("Bearer abc" is two); never a "{" or "[" that opens a nested value, whose own names count.
+_VALUE = rf"(?:{_Q}.*?(?:{_Q}|$)|(?:(?:Bearer|Basic|Token)\s+)?[^\s\"'\\{{\[][^\s\"'\\]*)"
+_NAME = r"[A-Za-z_][\w.-]*"
+
+# scheme://userinfo@: greedy, so a password with an unescaped "@" is hidden whole.
+_URL_USERINFO = re.compile(r"([A-Za-z][\w+.-]*://)([^\s/?#\"'\\]*)@")
+# {"name": "API_TOKEN", "value": "..."} and the reverse order, in any JSON or repr text.
+_PAIR = re.compile(
+    rf"(?P<h1>{_Q}name{_Q}\s*:\s*{_Q}(?P<n1>{_NAME}){_Q}\s*,\s*{_Q}value{_Q}\s*:\s*)(?P<v1>{_VALUE})"
+    rf"|(?P<h2>{_Q}value{_Q}\s*:\s*)(?P<v2>{_VALUE})(?=\s*,\s*{_Q}name{_Q}\s*:\s*{_Q}(?P<n2>{_NAME}))",
+    re.S,
+)
+# NAME=value, --name=value, "name": value, name: value; not host:port ("auth-db:5432").
+_ASSIGNMENT = re.compile(
+    rf"(?<![\w.-])(?P<head>(?:{_Q})?-{{0,2}}(?P<name>{_NAME})(?:{_Q})?"
+    rf"(?:\s*=\s*|(?<=[\"'])\s*:\s*|\s*:\s+))(?P<value>{_VALUE})",
+    re.S,
+)
+# --name value (a shell string), or "--name", "value" (a JSON or repr list).
+_FLAG = re.compile(
+    rf"(?<![\w.-])(?P<head>-{{1,2}}(?P<name>{_NAME})(?:\s+|{_Q}\s*,\s*{_Q}))(?P<value>{_VALUE})",
+    re.S,
 )
 
 
 def looks_secret(name: str) -> bool:
-    """True for names like API_TOKEN, db_password, aws_secret_access_key."""
-    return bool(_SECRET_NAME.search(name))
+    """True for names like API_TOKEN, db_password, aws_secret_access_key, wandbKey."""
+    plain = name.lower().replace("-", "_")
+    words = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).lower().replace("-", "_")
+    return bool(_SECRET_WORDS.search(plain) or _SECRET_WHOLE_WORDS.search(words))
+
+
+def _hidden(value: str) -> str:
+    """*** in place of `value`; a quoted value keeps its quotes, so JSON still reads as JSON."""
+    opening = re.match(_Q, value)
+    closing = re.search(_Q + "$", value)
+    if opening and closing and closing.start() >= opening.end():
+        return value[: opening.end()] + HIDDEN + value[closing.start() :]
+    return HIDDEN
+
+
+def _hide_value(match: re.Match[str]) -> str:
+    if not looks_secret(match.group("name")):
+        return match.group(0)
+    return match.group("head") + _hidden(match.group("value"))
+
+
+def _hide_pair(match: re.Match[str]) -> str:
+    first = match.group("v1") is not None
+    if not looks_secret(match.group("n1" if first else "n2")):
+        return match.group(0)
+    head, value = match.group("h1", "v1") if first else match.group("h2", "v2")
+    return head + _hidden(value)
+
+
+def redact_text(text: str) -> str:
+    """`text` with every secret value, in any shape this module knows, replaced by ***."""
+    text = _URL_USERINFO.sub(lambda m: m.group(1) + HIDDEN + "@", text)
+    text = _PAIR.sub(_hide_pair, text)
+    text = _ASSIGNMENT.sub(_hide_value, text)
+    return _FLAG.sub(_hide_value, text)
 
 
 def redact(value: Any) -> Any:
@@ -39,7 +115,7 @@ def redact(value: Any) -> Any:
             bare_flag = isinstance(flag, str) and flag.startswith("-") and "=" not in flag
             if bare_flag and looks_secret(flag):
                 shown[i] = HIDDEN
-        return shown
+        return tuple(shown) if isinstance(value, tuple) else shown  # an error shows (1, 2) as such
     if isinstance(value, str):
-        return _SECRET_ASSIGNMENT.sub(lambda m: m.group(1) + HIDDEN, value)
+        return redact_text(value)
     return value

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import subprocess
 import sys
+from unittest import mock
 
 import pytest
+from fuzzing import examples
+from hypothesis import given
+from hypothesis import strategies as st
 from platform_examples import EXAMPLES, VERTEX_CLUSTER, Example, cluster_spec
+
+from vtrain.cli import main
 
 # Only what a replica would see: no variable of the developer's own shell leaks in.
 BASE_ENV = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
@@ -133,3 +141,44 @@ def test_top_level_help_describes_the_tool() -> None:
     assert done.returncode == 0, done.stderr
     assert "Run one training script unchanged on Vertex AI" in done.stdout
     assert "one sub-command per module" not in done.stdout
+
+
+# What an environment can hold that a terminal must not get raw: escapes and other control
+# characters, and the lone surrogates Python makes of bytes that are not UTF-8.
+_RAW = st.text(
+    st.characters(categories=["Cc", "Cf", "Zl", "Zp"], exclude_characters="\x00")
+    | st.characters(min_codepoint=0xDC80, max_codepoint=0xDCFF)
+    | st.sampled_from("a/:1"),
+    max_size=8,
+)
+_SHOWN = ("AIP_MODEL_DIR", "AIP_CHECKPOINT_DIR", "CLOUD_ML_JOB_ID", "CLOUD_ML_REGION",
+          "CLOUD_ML_HP_METRIC_FILE", "VTRAIN_OUTPUT_DIR")  # fmt: skip
+
+
+@examples(100)
+@given(
+    values=st.dictionaries(st.sampled_from(_SHOWN), _RAW),
+    args=st.lists(_RAW, max_size=3),
+    host=st.none() | _RAW,
+)
+def test_info_for_a_person_escapes_what_the_terminal_must_not_get(
+    values: dict[str, str], args: list[str], host: str | None
+) -> None:
+    cluster = dict(VERTEX_CLUSTER)
+    if host is not None:
+        cluster["workerpool0"] = [f"{host}:2222"]
+    job = {"workerPoolSpecs": [{"containerSpec": {"args": args}}]}
+    env = {**values, "CLUSTER_SPEC": cluster_spec(cluster, "workerpool0", 0, job=job)}
+    out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="strict")  # as a terminal
+    err = io.StringIO()
+    with (
+        mock.patch.dict(os.environ, env, clear=True),
+        contextlib.redirect_stdout(out),
+        contextlib.redirect_stderr(err),
+    ):
+        status = main(["info"])
+    out.flush()
+    assert status in (0, 2)
+    printed = out.buffer.getvalue().decode()  # type: ignore[attr-defined]
+    for line in [*printed.split("\n"), *err.getvalue().split("\n")]:  # not splitlines: \x85
+        assert line.isprintable(), line

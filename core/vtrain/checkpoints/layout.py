@@ -28,10 +28,10 @@ DATA_PREFIX = "data-"
 TMP_PREFIX = ".tmp-"
 DELETE_PREFIX = ".del-"
 
-_STEP_FOLDER = re.compile(rf"{STEP_PREFIX}(\d{{{STEP_DIGITS}}})")
+_STEP_FOLDER = re.compile(rf"{STEP_PREFIX}([0-9]{{{STEP_DIGITS}}})")
 _DATA_FOLDER = re.compile(rf"{DATA_PREFIX}[0-9a-f]{{16}}")
 _LEFTOVER = re.compile(
-    rf"({re.escape(TMP_PREFIX)}|{re.escape(DELETE_PREFIX)}){STEP_PREFIX}\d{{{STEP_DIGITS}}}-[0-9a-f]+"
+    rf"({re.escape(TMP_PREFIX)}|{re.escape(DELETE_PREFIX)}){STEP_PREFIX}[0-9]{{{STEP_DIGITS}}}-[0-9a-f]+"
 )
 
 

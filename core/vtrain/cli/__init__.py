@@ -13,7 +13,12 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from vtrain.errors import VtrainError
+from vtrain.errors import VtrainError, shown
+
+# `typing` costs milliseconds at start-up; the names are for the type checker only.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NoReturn
 
 # name -> (module, one-line help). Adding a sub-command is one line here.
 COMMANDS = {
@@ -51,8 +56,19 @@ class _Version(argparse.Action):
         parser.exit()
 
 
+class _Parser(argparse.ArgumentParser):
+    # A bad flag is reported on one line, as every other error; `--help` shows the usage.
+    # Sub-command parsers are made with the parent's class, so this covers them all.
+    def error(self, message: str) -> NoReturn:
+        from vtrain.printable import printable
+
+        self.exit(
+            EXIT_BAD_INPUT, f"{self.prog}: error: {printable(message)} (see {self.prog} --help)\n"
+        )
+
+
 def _parser(chosen: str | None) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="vtrain", description=DESCRIPTION)
+    parser = _Parser(prog="vtrain", description=DESCRIPTION)
     parser.add_argument(
         "--version", action=_Version, nargs=0, help="print vtrain's version and exit"
     )
@@ -75,7 +91,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         status: int = args.run(args)
     except VtrainError as e:
         # A person reads this: the message says what to fix; a traceback would only bury it.
-        print(f"vtrain {args.command}: error: {e}", file=sys.stderr)
+        print(f"vtrain {args.command}: error: {shown(e)}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         return 130

@@ -11,6 +11,7 @@ from vtrain import plugins
 from vtrain.cluster import ClusterInfo
 from vtrain.cluster.leader import leads
 from vtrain.context import RunContext
+from vtrain.printable import printable
 from vtrain.redact import redact
 
 
@@ -42,13 +43,15 @@ def describe(environ: Any = None) -> dict[str, Any]:
     result = info.to_dict()
     result["is_leader"] = leads(info, env)
     result["dirs"] = context.dirs
-    result["job"] = redact(dict(info.job)) if info.job is not None else None
+    result["job"] = dict(info.job) if info.job is not None else None
     result["job_id"] = context.job_id
     result["project_number"] = context.project_number
     result["region"] = context.region
     result["metric_file"] = context.metric_file
     result["plugins"] = plugins.status(env)
-    return result
+    # All of it: args and env values are not the only places a URL carries user:password@.
+    redacted: dict[str, Any] = redact(result)
+    return redacted
 
 
 def run(args: argparse.Namespace) -> int:
@@ -85,5 +88,6 @@ def run(args: argparse.Namespace) -> int:
         )
     if not described["plugins"]:
         lines.append("  (none installed)")
-    print("\n".join(lines))
+    # Escaped line by line: any of these values may hold a control character or a lone surrogate.
+    print("\n".join(printable(line) for line in lines))
     return 0

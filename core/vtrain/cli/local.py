@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 
+from vtrain.cli.arguments import integer, seconds
 from vtrain.local.plan import DEFAULT_GRACE_SECONDS, DEFAULT_MAX_RESTARTS, PLATFORMS
 
 # `typing` costs milliseconds at start-up; the names are for the type checker only.
@@ -50,9 +51,9 @@ def add_parser(subparsers: Any) -> None:
         "manifest: its topology, args and env (needs the submit extra); COMMAND then "
         "stands in for the image's entrypoint",
     )
-    run.add_argument("--workers", type=int, default=0, metavar="N", help="workers (default 0)")
-    run.add_argument("--ps", type=int, default=0, metavar="M", help="parameter servers")
-    run.add_argument("--evaluators", type=int, default=0, metavar="K", help="evaluators")
+    run.add_argument("--workers", type=integer, default=0, metavar="N", help="workers (default 0)")
+    run.add_argument("--ps", type=integer, default=0, metavar="M", help="parameter servers")
+    run.add_argument("--evaluators", type=integer, default=0, metavar="K", help="evaluators")
     run.add_argument(
         "--platform", choices=PLATFORMS, help="whose environment to give (default vertex)"
     )
@@ -70,7 +71,7 @@ def add_parser(subparsers: Any) -> None:
     run.add_argument("--trial", metavar="ID", help="run as this hyperparameter-tuning trial")
     run.add_argument(
         "--max-restarts",
-        type=int,
+        type=integer,
         default=DEFAULT_MAX_RESTARTS,
         metavar="N",
         help=f"restarts of a failing replica before the job fails (default {DEFAULT_MAX_RESTARTS})",
@@ -88,11 +89,11 @@ def add_parser(subparsers: Any) -> None:
         help="kill that replica that many seconds in (SIGKILL; :TERM for a preemption)",
     )
     run.add_argument(
-        "--timeout", type=float, metavar="SECONDS", help="stop the job and fail after this long"
+        "--timeout", type=seconds, metavar="SECONDS", help="stop the job and fail after this long"
     )
     run.add_argument(
         "--grace",
-        type=float,
+        type=seconds,
         default=DEFAULT_GRACE_SECONDS,
         metavar="SECONDS",
         help=f"from SIGTERM to SIGKILL when stopping a replica (default {DEFAULT_GRACE_SECONDS:g})",
@@ -104,7 +105,10 @@ def add_parser(subparsers: Any) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     # Imported here: `vtrain local --help` need not load the launcher.
+    from vtrain.errors import LaunchError
     from vtrain.local import Plan, run_job
+    from vtrain.local.reaper import reaping
+    from vtrain.os_hints import OUT_OF_DESCRIPTORS, hint_for
 
     topology: dict[str, Any] = {
         "output_dir": args.output_dir,
@@ -127,7 +131,17 @@ def _run(args: argparse.Namespace) -> int:
         grace=args.grace,
         **topology,
     )
-    status = run_job(plan).status
+    try:
+        with reaping():  # what a replica orphans comes back to us, and goes with the job
+            status = run_job(plan).status
+    except OSError as e:
+        # A descriptor limit can strike at any pipe, socket or file the launcher opens;
+        # which one it was says nothing, the limit does.
+        if e.errno not in OUT_OF_DESCRIPTORS:
+            raise
+        raise LaunchError(
+            f"cannot run the job: {e.strerror}", value=f"{plan.size} replicas", hint=hint_for(e)
+        ) from e
     try:
         sys.stdout.flush()
     except OSError:
@@ -140,6 +154,7 @@ def _run(args: argparse.Namespace) -> int:
 def _rehearsal(args: argparse.Namespace) -> dict[str, Any]:
     """The topology of the job file `--job` names, refusing flags that would contradict it."""
     from vtrain.errors import UsageError, raise_all
+    from vtrain.redact import redact_text
 
     given = {
         "--platform": args.platform,
@@ -168,7 +183,7 @@ def _rehearsal(args: argparse.Namespace) -> dict[str, Any]:
     base = os.path.abspath(args.output_dir or os.path.join("vtrain-output", "local", job_id))
     found = rehearsal(read_job(args.job), command, args.trial, base)
     for note in found.notes:
-        print(f"vtrain local: note: {note}", file=sys.stderr)
+        print(f"vtrain local: note: {redact_text(note)}", file=sys.stderr)
     options = found.options
     options.update(output_dir=base, job_id=job_id)
     options["restart_job"] = options.get("restart_job") or args.restart_job_on_worker_restart

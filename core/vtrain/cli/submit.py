@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from vtrain.cli.arguments import integer, seconds
+
 PLATFORMS = {
     "vertex": "a Vertex AI CustomJob, or a HyperparameterTuningJob with --study",
     "aiplatform": "AI Platform Training's config.yaml and gcloud command (retired: render only)",
@@ -61,11 +63,15 @@ def add_job_arguments(p: argparse.ArgumentParser, platform: str) -> None:
     )
     p.add_argument("--name", help="display name / job id / metadata.name (default: from the clock)")
     topo = p.add_argument_group("topology (as in `vtrain local run`)")
-    topo.add_argument("--workers", type=int, default=0, metavar="N", help="workers (pool 1)")
-    topo.add_argument("--ps", type=int, default=0, metavar="M", help="parameter servers (pool 2)")
-    topo.add_argument("--evaluators", type=int, default=0, metavar="K", help="evaluators (pool 3)")
+    topo.add_argument("--workers", type=integer, default=0, metavar="N", help="workers (pool 1)")
     topo.add_argument(
-        "--reduction-servers", type=int, default=0, metavar="R",
+        "--ps", type=integer, default=0, metavar="M", help="parameter servers (pool 2)"
+    )
+    topo.add_argument(
+        "--evaluators", type=integer, default=0, metavar="K", help="evaluators (pool 3)"
+    )
+    topo.add_argument(
+        "--reduction-servers", type=integer, default=0, metavar="R",
         help="Vertex: Reduction Server replicas in pool 2 (Google's published image)",
     )  # fmt: skip
     topo.add_argument(
@@ -143,7 +149,9 @@ def add_job_arguments(p: argparse.ArgumentParser, platform: str) -> None:
         help="write the whole document (credentials too) to FILE instead of printing it",
     )  # fmt: skip
     out.add_argument("--wait", action="store_true", help="Vertex: follow the job until it ends")
-    out.add_argument("--poll", type=float, default=30.0, metavar="SECONDS", help=argparse.SUPPRESS)
+    out.add_argument(
+        "--poll", type=seconds, default=30.0, metavar="SECONDS", help=argparse.SUPPRESS
+    )
     out.add_argument(
         "--api-endpoint", metavar="HOST:PORT",
         help="Vertex API endpoint (default REGION-aiplatform.googleapis.com)",

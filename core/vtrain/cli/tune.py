@@ -7,9 +7,13 @@ import os
 import signal
 import sys
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from vtrain.cli.arguments import integer
 from vtrain.errors import UsageError
+
+if TYPE_CHECKING:
+    from vtrain.tune.results import StudyResult, Trial
 
 
 def add_parser(subparsers: Any) -> None:
@@ -39,7 +43,7 @@ def add_parser(subparsers: Any) -> None:
         help="trials at once (default: the study's parallel_trial_count)",
     )
     p.add_argument(
-        "--seed", type=int, default=0, help="seed of the random and model-based searches"
+        "--seed", type=integer, default=0, help="seed of the random and model-based searches"
     )
     p.add_argument(
         "--workers",
@@ -56,25 +60,31 @@ def add_parser(subparsers: Any) -> None:
 
 
 def _count(text: str) -> int:
-    value = int(text)
+    value = integer(text)
     if value < 0:
         raise argparse.ArgumentTypeError(f"{value} is negative")
     return value
 
 
 def _positive(text: str) -> int:
-    value = int(text)
+    value = integer(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"{value} is not at least 1")
     return value
 
 
-def _interrupt(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
+class _Interrupted(KeyboardInterrupt):
+    """The first SIGINT or SIGTERM: the study stops its trials, records them, and exits."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the study; 0 when it succeeded, 1 when it failed."""
+    from vtrain.local.reaper import reaping
+    from vtrain.redact import redact_text
     from vtrain.tune.results import SUCCEEDED
     from vtrain.tune.runner import Replicas, StudyRunner
     from vtrain.tune.study_file import read_study
@@ -105,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
         parallel=args.parallel,
         seed=args.seed,
         progress=lambda event, trial, r: print(
-            progress_line(event, trial, r), file=sys.stderr, flush=True
+            redact_text(progress_line(event, _shown_trial(trial), r)), file=sys.stderr, flush=True
         ),
     )
     print(
@@ -113,14 +123,46 @@ def run(args: argparse.Namespace) -> int:
         f"{runner.parallel} at once, into {runner.output_dir}",
         file=sys.stderr,
     )
+    received: list[int] = []
+
+    def interrupt(signum: int, frame: FrameType | None) -> None:
+        received.append(signum)
+        if len(received) == 1:
+            raise _Interrupted(signum)
+        # Again while the trials stop: kill them now, but let the study record them as
+        # stopped; raising here would leave them running and study.json saying ACTIVE.
+        runner.kill_now()
+
     # SIGTERM (a container stop, a CI timeout) stops the trials as Ctrl-C does. SIGINT is
     # set too: a shell without job control starts background commands with it ignored,
     # and Python then never raises KeyboardInterrupt, so the study would not stop.
-    previous = {sig: signal.signal(sig, _interrupt) for sig in (signal.SIGTERM, signal.SIGINT)}
+    previous = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
-        result = runner.run()
+        with reaping():  # what a trial orphans comes back to us, and goes with the study
+            result = runner.run()
+    except _Interrupted as e:
+        return 128 + e.signum  # as a shell reports it: 130 for Ctrl-C, 143 for SIGTERM
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-    print(summary(study, result))
+    print(redact_text(summary(study, _shown(result))))
     return 0 if result.status == SUCCEEDED else 1
+
+
+def _shown_trial(trial: Trial) -> Trial:
+    """`trial` as it may be printed: a parameter named like a credential shows as ***."""
+    from dataclasses import replace
+
+    from vtrain.redact import redact, redact_text
+
+    return replace(
+        trial, parameters=redact(dict(trial.parameters)), reason=redact_text(trial.reason)
+    )
+
+
+def _shown(result: StudyResult) -> StudyResult:
+    """`result` with each trial as `_shown_trial` prints it."""
+    from dataclasses import replace
+
+    best = None if result.best is None else _shown_trial(result.best)
+    return replace(result, trials=tuple(map(_shown_trial, result.trials)), best=best)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from vtrain.cluster.fields import address_key
 from vtrain.cluster.info import ClusterInfo
 from vtrain.cluster.roles import CHIEF, EVALUATOR, WORKER
 from vtrain.errors import ConfigError
@@ -111,18 +112,20 @@ def _check_unique(
     variable: str, cluster: Mapping[str, tuple[str | None, ...]], role_names: Mapping[str, str]
 ) -> None:
     # Two replicas on one address would both try to bind it; fail here, not in a hang later.
-    seen: dict[str, str] = {}
+    # Host names are case-blind and "01" is port 1, so H:1 and h:01 are one address.
+    seen: dict[tuple[str, int | str], str] = {}
     for role, replicas in cluster.items():
         for i, a in enumerate(replicas):
             if a is None:
                 continue
             where = f"cluster.{role_names.get(role, role)}[{i}]"
-            if a in seen:
+            key = address_key(a)
+            if key in seen:
                 raise ConfigError(
-                    f"address used by two replicas ({seen[a]} and {where})",
+                    f"address used by two replicas ({seen[key]} and {where})",
                     source=variable,
                     path=where,
                     value=a,
                     expected="a distinct host:port per replica",
                 )
-            seen[a] = where
+            seen[key] = where

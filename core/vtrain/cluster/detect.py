@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from vtrain.cluster import cluster_spec_reader, tf_config_reader, torch_env_reader, torchrun_reader
+from vtrain.cluster import (
+    cluster_spec_reader,
+    fields,
+    tf_config_reader,
+    torch_env_reader,
+    torchrun_reader,
+)
 from vtrain.cluster.info import ClusterInfo
 from vtrain.cluster.roles import PS, REDUCTION_SERVER
 from vtrain.context import check_trial_id
@@ -125,8 +131,8 @@ def _cross_check(info: ClusterInfo, environ: Mapping[str, str]) -> None:
             ("RANK", info.rank, f"gives this replica rank {info.rank}"),
             ("WORLD_SIZE", info.num_trainers, f"has {info.num_trainers} trainers"),
         ):
-            given = environ.get(name, "").strip()
-            if given and given != str(mine):
+            given = environ.get(name, "").strip(fields.BLANKS)
+            if given and fields.natural(given) != mine:  # RANK=01 is rank 1
                 raise ConflictError(
                     f"{name}={given}, but {DOCUMENTS[info.source]} {says}",
                     source=name,

@@ -7,6 +7,7 @@ like `CLUSTER_SPEC: task.index: not an integer (got '1x'); expected …`.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping
 
 from vtrain.errors import ConfigError
@@ -19,18 +20,52 @@ if TYPE_CHECKING:
 MAX_PORT = 65535
 # Far above any real job; it stops a typo like index 99999999 from allocating a huge list.
 MAX_REPLICAS = 1_000_000
+# Every count, rank, index and port vtrain reads fits; int() refuses text over 4300 digits
+# with a ValueError, so longer text is turned away before it gets there.
+MAX_DIGITS = 18
+
+# ASCII only: str.isdigit() and int() also take '١٢٣' and '²'.
+_DIGITS = re.compile(r"[0-9]+")
+# What is trimmed around a value: ASCII blanks, not all that str.strip() takes ('\x1f', '\x85').
+BLANKS = " \t\n\r\x0b\x0c"
+# A host name or IPv4 address (letters, digits, '-', '.', and the '_' some clusters use), or
+# an IPv6 address in brackets. Nothing else: a ':' or '/' in a host is a port or a scheme
+# pasted into it, and a control character would reach the terminal.
+_HOST = re.compile(r"[A-Za-z0-9_.-]+|\[(?=[^]]*:[^]]*:)[0-9A-Fa-f:.]+(?:%[A-Za-z0-9_.-]+)?\]")
 
 
-def parse_json(variable: str, text: str | bytes) -> Any:
-    """Decode a JSON document held in `variable`."""
+def natural(text: str) -> int | None:
+    """`text` as a non-negative integer when it is ASCII digits (at most MAX_DIGITS), else None."""
+    significant = text.lstrip("0")
+    if _DIGITS.fullmatch(text) is None or len(significant) > MAX_DIGITS:
+        return None
+    return int(significant or "0")
+
+
+def is_host(text: str) -> bool:
+    """True for a host name, an IPv4 address or a bracketed IPv6 address."""
+    return _HOST.fullmatch(text) is not None
+
+
+def address_key(address: str) -> tuple[str, int | str]:
+    """What makes two addresses the same: the host without case, the port as a number."""
+    host, _, port = address.rpartition(":")
+    number = natural(port)
+    return host.lower(), port if number is None else number
+
+
+def parse_json(variable: str, text: str | bytes, path: str | None = None) -> Any:
+    """Decode a JSON document held in `variable`, or in the string at `path` inside it."""
     try:
         return json.loads(text)
     except (ValueError, TypeError, RecursionError) as e:
+        inside = f" and the string at {path}" if path else ""
         raise ConfigError(
             f"not valid JSON ({e})",
             source=variable,
+            path=path,
             value=text,
-            hint=f'print the variable with `echo "${variable}"` and check its quoting',
+            hint=f'print the variable with `echo "${variable}"` and check its quoting{inside}',
         ) from None
 
 
@@ -49,7 +84,7 @@ def optional_mapping(variable: str, path: str, value: Any) -> Mapping[str, Any] 
     if value is None:
         return None
     if isinstance(value, str):
-        value = parse_json(f"{variable}: {path}", value) if value.strip() else {}
+        value = parse_json(variable, value, path) if value.strip() else {}
     return mapping(variable, path, value)
 
 
@@ -79,10 +114,14 @@ def index(variable: str, path: str, value: Any) -> int:
         pass  # bool is an int subclass; True is not index 1
     elif isinstance(value, int) and value >= 0:
         return value
-    elif isinstance(value, str) and value.isascii() and value.isdigit():
-        return int(value)
+    elif isinstance(value, str) and (number := natural(value)) is not None:
+        return number
     raise ConfigError(
-        "not a non-negative integer", source=variable, path=path, value=value, expected="0, 1, 2 …"
+        "not a non-negative integer",
+        source=variable,
+        path=path,
+        value=value,
+        expected=f"0, 1, 2 … (at most {MAX_DIGITS} digits)",
     )
 
 
@@ -107,19 +146,22 @@ def address(variable: str, path: str, value: Any) -> str:
         raise ConfigError(
             "address has no port", source=variable, path=path, value=value, expected=expected
         )
-    if host.startswith("[") != host.endswith("]") or (":" in host and not host.startswith("[")):
+    number = natural(port)
+    if number is None or not 1 <= number <= MAX_PORT:
+        raise ConfigError("bad port", source=variable, path=path, value=value, expected=expected)
+    if not is_host(host):
+        if any(c.isspace() for c in host):
+            problem = "host contains whitespace"
+        elif ":" in host and not host.startswith("["):
+            problem = "malformed host (IPv6 addresses need brackets)"
+        else:
+            problem = "malformed host"
         raise ConfigError(
-            "malformed host (IPv6 addresses need brackets)",
+            problem,
             source=variable,
             path=path,
             value=value,
-            expected=expected,
-        )
-    if not (port.isascii() and port.isdigit() and 1 <= int(port) <= MAX_PORT):
-        raise ConfigError("bad port", source=variable, path=path, value=value, expected=expected)
-    if any(c.isspace() for c in host):
-        raise ConfigError(
-            "host contains whitespace", source=variable, path=path, value=value, expected=expected
+            expected=expected + "; a host is a name, an IPv4 address or [an IPv6 address]",
         )
     return text
 
@@ -180,14 +222,18 @@ def lists_a_task(
 
 def env_int(environ: Mapping[str, str], name: str, *, minimum: int = 0) -> int | None:
     """An integer environment variable, None when unset or empty."""
-    text = environ.get(name, "").strip()
+    text = environ.get(name, "").strip(BLANKS)
     if not text:
         return None
-    if not (text.isascii() and text.isdigit()) or int(text) < minimum:
+    value = natural(text)
+    if value is None or value < minimum:
         raise ConfigError(
-            "not an integer", source=name, value=text, expected=f"an integer >= {minimum}"
+            "not an integer",
+            source=name,
+            value=text,
+            expected=f"an integer >= {minimum} (at most {MAX_DIGITS} digits)",
         )
-    return int(text)
+    return value
 
 
 def env_required_int(environ: Mapping[str, str], name: str, why: str, *, minimum: int = 0) -> int:

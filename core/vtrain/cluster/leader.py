@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from vtrain.cluster.fields import BLANKS, natural
 from vtrain.cluster.info import ClusterInfo
 from vtrain.cluster.roles import CHIEF, ROLES, WORKER
 from vtrain.context import LEADER as VARIABLE
@@ -35,11 +36,12 @@ def encode(leader: Replica) -> str:
 
 def exported_leader(info: ClusterInfo, environ: Mapping[str, str]) -> Replica | None:
     """The leader VTRAIN_LEADER names, checked against the cluster; None when it is unset."""
-    text = environ.get(VARIABLE, "").strip()
+    text = environ.get(VARIABLE, "").strip(BLANKS)
     if not text:
         return None
-    role, _, index = text.partition(":")
-    if role not in ROLES or not index.isdigit():
+    role, _, digits = text.partition(":")
+    index = natural(digits)
+    if role not in ROLES or index is None:
         raise ConfigError(
             "not a replica",
             source=VARIABLE,
@@ -47,7 +49,7 @@ def exported_leader(info: ClusterInfo, environ: Mapping[str, str]) -> Replica | 
             expected="role:index with a role of " + ", ".join(ROLES) + " (e.g. worker:0)",
         )
     count = len(info.cluster.get(role, ()))
-    if int(index) >= count:
+    if index >= count:
         raise ConfigError(
             f"the cluster has {count} {role} replica(s)",
             source=VARIABLE,
@@ -55,7 +57,7 @@ def exported_leader(info: ClusterInfo, environ: Mapping[str, str]) -> Replica | 
             expected="a replica of this cluster",
             hint=f"a stale {VARIABLE} from another job? unset it",
         )
-    return (role, int(index))
+    return (role, index)
 
 
 def leads(info: ClusterInfo, environ: Mapping[str, str]) -> bool:

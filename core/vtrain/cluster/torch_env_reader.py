@@ -37,8 +37,8 @@ def platform(environ: Mapping[str, str]) -> str | None:
 def master_address(environ: Mapping[str, str]) -> str:
     """MASTER_ADDR:MASTER_PORT, checked."""
     # Surrounding blanks are ignored, as for RANK and WORLD_SIZE (and as torch's int() does).
-    host = environ.get("MASTER_ADDR", "").strip()
-    port = environ.get("MASTER_PORT", "").strip()
+    host = environ.get("MASTER_ADDR", "").strip(fields.BLANKS)
+    port = environ.get("MASTER_PORT", "").strip(fields.BLANKS)
     if not host or not port:
         missing = " and ".join(
             n for n, v in (("MASTER_ADDR", host), ("MASTER_PORT", port)) if not v
@@ -48,8 +48,17 @@ def master_address(environ: Mapping[str, str]) -> str:
             source=missing,
             expected="the chief's host in MASTER_ADDR and its port in MASTER_PORT",
         )
-    if ":" in host and not host.startswith("["):
-        host = f"[{host}]"  # a bare IPv6 address
+    if not fields.is_host(host):
+        # A bare IPv6 address is the one host with a ':' in it; a URL or a host:port is not one.
+        if ":" not in host or not fields.is_host(f"[{host}]"):
+            raise ConfigError(
+                "not a host name or IP address",
+                source="MASTER_ADDR",
+                value=host,
+                expected="the chief's host alone, e.g. 10.0.0.1 or cmle-training-workerpool0-ab-0",
+                hint="no scheme (tcp://) and no port: the port goes in MASTER_PORT",
+            )
+        host = f"[{host}]"
     return fields.address("MASTER_ADDR:MASTER_PORT", "", f"{host}:{port}")
 
 
@@ -100,7 +109,8 @@ def _nproc(environ: Mapping[str, str]) -> int | None:
 
 
 def _workers(environ: Mapping[str, str], count: int) -> tuple[str | None, ...]:
-    hosts = [h.strip() for h in environ.get("WORKER_ADDRS", "").split(",") if h.strip()]
+    blanks = fields.BLANKS
+    hosts = [h.strip(blanks) for h in environ.get("WORKER_ADDRS", "").split(",") if h.strip(blanks)]
     port = environ.get("WORKER_PORT", "")
     if hosts and port and len(hosts) == count:
         return tuple(

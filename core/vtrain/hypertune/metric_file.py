@@ -9,6 +9,7 @@ cloudml-hypertune 0.1.0.dev6 writes, byte for byte.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 
 from vtrain.hypertune.atomic import read_nofollow
@@ -61,12 +62,22 @@ def read_entries(path: str) -> list[dict[str, str | float]]:
 
 
 def metric_values(entries: list[dict[str, str | float]], tag: str) -> list[float]:
-    """The values reported under `tag`, oldest first; unreadable values are skipped."""
+    """The values reported under `tag`, oldest first; unreadable values are skipped.
+
+    NaN and infinities are kept (a number beyond float's range reads as one): another
+    writer may have put them there, and the reader decides what a trial that did is worth.
+    """
     values = []
     for entry in entries:
-        if tag in entry:
-            try:
-                values.append(float(entry[tag]))
-            except ValueError:
-                continue
+        value = entry.get(tag)
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            continue  # absent, or a list, an object, null, true
+        if isinstance(value, str) and not value.isascii():
+            continue  # float() takes '١٫٥' too
+        try:
+            values.append(float(value))
+        except OverflowError:  # an int beyond float's range
+            values.append(math.inf if int(value) > 0 else -math.inf)
+        except ValueError:
+            continue
     return values

@@ -10,6 +10,7 @@ asked otherwise (the leader: the chief, unless a plugin exported another).
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 import time
@@ -97,18 +98,13 @@ def report(
     the tag `tag`, else `CLOUD_ML_HP_METRIC_TAG`, else training/hptuning/metric,
     the trial `CLOUD_ML_TRIAL_ID` (default "0"). `all_replicas=True` writes from
     every replica; give each its own file then, or the last writer wins.
+
+    The value must be a finite number: NaN, an infinity, "1e400" or an int beyond
+    float's range raise `UsageError` naming the tag, and nothing is written. A
+    diverged trial should end with a non-zero exit instead, which fails it; `vtrain
+    tune` marks a trial whose metric file holds a non-finite value INFEASIBLE.
     """
     env = os.environ if environ is None else environ
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise UsageError(
-            "the metric is not a number",
-            source=_WHERE,
-            path="value",
-            value=value,
-            expected="a float, or anything float() accepts",
-        ) from None
     tag = tag or env.get("CLOUD_ML_HP_METRIC_TAG") or DEFAULT_METRIC_TAG
     if not isinstance(tag, str) or tag in RESERVED_KEYS:
         raise UsageError(
@@ -118,16 +114,8 @@ def report(
             value=tag,
             expected="a string other than " + ", ".join(sorted(RESERVED_KEYS)),
         )
-    try:
-        step = None if step is None else int(step)
-    except (TypeError, ValueError):
-        raise UsageError(
-            "the step is not an integer",
-            source=_WHERE,
-            path="step",
-            value=step,
-            expected="an int or None",
-        ) from None
+    number = _metric(value, tag)
+    step = _step(step)
     if not all_replicas and not leads(ClusterInfo.from_env(env), env):
         return False
     entry = make_entry(
@@ -140,3 +128,67 @@ def report(
     )
     _metric_file(env.get("CLOUD_ML_HP_METRIC_FILE") or DEFAULT_METRIC_FILE).append(entry)
     return True
+
+
+# `step` goes into the file as the string of an int; int64 is what readers of it take.
+_MAX_STEP = 2**63 - 1
+# repr() of an int of more than 4300 digits raises ValueError; about 14,000 bits is below that.
+_MAX_QUOTED_BITS = 14_000
+
+
+def _quotable(value: object) -> object:
+    """`value`, or a description of it where an error could not quote it."""
+    if isinstance(value, int) and value.bit_length() > _MAX_QUOTED_BITS:
+        return f"an int of {value.bit_length()} bits"
+    return value
+
+
+def _metric(value: object, tag: str) -> float:
+    """`value` as a finite float, or a UsageError that names the tag."""
+    try:
+        if isinstance(value, str) and not value.isascii():
+            raise ValueError(value)  # float() takes '١٫٥' too
+        number = float(value)  # type: ignore[arg-type]
+    except OverflowError:  # an int beyond float's range
+        number = math.inf
+    except (TypeError, ValueError):
+        raise UsageError(
+            "the metric is not a number",
+            source=_WHERE,
+            path="value",
+            value=value,
+            expected="a float, or anything float() accepts",
+        ) from None
+    if not math.isfinite(number):
+        raise UsageError(
+            f"the metric {tag!r} is not a finite number",
+            source=_WHERE,
+            path="value",
+            value=_quotable(value),
+            expected="a finite float",
+            hint="a NaN or infinite loss means training diverged: end the trial with a non-zero "
+            "exit status to fail it, or report a finite value",
+        )
+    return number
+
+
+def _step(step: object) -> int | None:
+    """`step` as an int64, None when absent."""
+    if step is None:
+        return None
+    number: int | None
+    try:
+        if isinstance(step, str) and not step.isascii():
+            raise ValueError(step)  # int() takes '١٢' too
+        number = int(step)  # type: ignore[call-overload]
+    except (TypeError, ValueError, OverflowError):  # OverflowError: int(inf)
+        number = None
+    if number is None or not -_MAX_STEP <= number <= _MAX_STEP:
+        raise UsageError(
+            "the step is not an integer",
+            source=_WHERE,
+            path="step",
+            value=_quotable(step),
+            expected="an int from -2**63 to 2**63 - 1, or None",
+        )
+    return number

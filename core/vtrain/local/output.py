@@ -4,12 +4,25 @@ Every line a replica prints goes to the terminal prefixed with the replica's
 name (coloured when the terminal is a terminal and NO_COLOR is unset), and,
 as printed, to ``<output>/replica-logs/<name>.log`` -- beside, not inside, the
 TensorBoard folder, which the job itself writes.
+
+vtrain's own lines (the job's header, its notes) go through `vtrain.redact`;
+a replica's lines are shown and logged as the replica printed them: they are
+the program's own record, and no pattern can tell which of its words are
+secret. A program that prints its flags or environment should redact itself.
+
+A log that cannot be written (a full disk, `ulimit -f`) is reported once, on
+the terminal, and dropped: the job goes on, shown but no longer logged.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
+import sys
 from collections.abc import Sequence
+
+from vtrain.redact import redact_text
 
 # `typing` costs milliseconds at start-up; the names are for the type checker only.
 TYPE_CHECKING = False
@@ -64,14 +77,15 @@ class Output:
 
     def line(self, name: str, data: bytes) -> None:
         """One line (without its newline) that replica `name` printed."""
-        self._logs[name].write(data + b"\n")
+        self._log(name, data + b"\n")
         text = data.decode("utf-8", "replace").rstrip("\r")
         self.write(f"{self._prefix[name]}{text}\n")
 
     def note(self, text: str, replica: str | None = None) -> None:
         """vtrain's own message; also written to the log of `replica` when one is named."""
+        text = redact_text(text)
         if replica is not None:
-            self._logs[replica].write(f"[vtrain] {text}\n".encode())
+            self._log(replica, f"[vtrain] {text}\n".encode())
         self.write(f"{self._prefix[NOTE_NAME]}{text}\n")
 
     def write(self, text: str) -> None:
@@ -79,22 +93,57 @@ class Output:
         if self._stream is not None:
             try:
                 self._stream.write(text)
-            except OSError:
-                # `vtrain local run ... | head` closes our stdout: the job goes on, logged.
-                self._stream = None
+            except OSError as e:
+                self._lose_stream(e)
 
     def flush(self) -> None:
         """Push out what was written so far."""
         if self._stream is not None:
             try:
                 self._stream.flush()
-            except OSError:
-                self._stream = None
-        for log in self._logs.values():
-            log.flush()
+            except OSError as e:
+                self._lose_stream(e)
+        for name in list(self._logs):
+            self._log(name, b"", flush=True)
 
     def close(self) -> None:
         """Flush and close the log files."""
         self.flush()
-        for log in self._logs.values():
-            log.close()
+        for name in list(self._logs):
+            self._log(name, b"", close=True)
+
+    def _log(self, name: str, data: bytes, *, flush: bool = False, close: bool = False) -> None:
+        log = self._logs.get(name)
+        if log is None:  # closed, or given up on after a failed write
+            return
+        try:
+            if data:
+                log.write(data)
+            if flush:
+                log.flush()
+            if close:
+                del self._logs[name]
+                log.close()
+        except OSError as e:
+            self._logs.pop(name, None)
+            # Its buffer cannot be written either: drop it with the file, quietly.
+            with contextlib.suppress(OSError):
+                log.close()
+            self.write(
+                f"{self._prefix[NOTE_NAME]}cannot write {log.name} ({_why(e)}); "
+                f"{name}'s lines are still shown here, no longer logged\n"
+            )
+
+    def _lose_stream(self, e: OSError) -> None:
+        self._stream = None
+        # `vtrain local run ... | head` closes our stdout: nothing to say, the job goes on, logged.
+        if e.errno not in (errno.EPIPE, errno.EINVAL):
+            with contextlib.suppress(OSError, ValueError):
+                print(f"vtrain local: cannot write the output ({_why(e)})", file=sys.stderr)
+
+
+def _why(e: OSError) -> str:
+    """`[Errno 28] No space left on device`, as a person reads it."""
+    if e.errno is None:
+        return str(e)
+    return f"{errno.errorcode.get(e.errno, e.errno)}: {e.strerror or os.strerror(e.errno)}"

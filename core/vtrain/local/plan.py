@@ -6,12 +6,14 @@ the bad ones together, each naming the argument, the value and what was expected
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from signal import SIGKILL, Signals  # by name: Kill's field `signal` hides the module
 
+from vtrain.cluster.fields import natural
 from vtrain.cluster.roles import CHIEF, EVALUATOR, PS, WORKER
 from vtrain.context import check_folder_name, check_trial_id, trial_folder
 from vtrain.errors import UsageError, VtrainError, raise_all
@@ -29,7 +31,35 @@ DEFAULT_GRACE_SECONDS = 5.0
 LOOPBACK = "127.0.0.1"
 LOCAL_ROLES = (CHIEF, WORKER, PS, EVALUATOR)
 
-_KILL = re.compile(r"(?P<role>[a-z]+):(?P<index>\d+)@(?P<seconds>[0-9.]+)(?::(?P<signal>\w+))?")
+# The longest wait the supervisor's poll() takes: a C int of milliseconds, about 24.8 days.
+MAX_SECONDS = 2_147_483.0
+# Descriptors each replica holds while the job runs (its port lock, log file, output pipe and
+# process handle), and those the supervisor needs besides, to refuse a job that would run out.
+_FDS_PER_REPLICA = 4
+_FDS_SPARE = 32
+
+_KILL = re.compile(
+    r"(?P<role>[a-z]+):(?P<index>[0-9]+)@(?P<seconds>[0-9.]+)(?::(?P<signal>[A-Za-z]+))?"
+)
+
+
+def _seconds_problem(seconds: float, *, zero: bool) -> str | None:
+    """What is wrong with a number of seconds to wait, or None; `zero` allows 0."""
+    if math.isnan(seconds):
+        return "is not a number"
+    if seconds < 0 or (seconds == 0 and not zero):
+        return "cannot be negative" if zero else "must be positive"
+    if seconds > MAX_SECONDS:
+        return "is longer than a wait can be"
+    return None
+
+
+def _descriptor_limit() -> int:
+    """How many file descriptors this process may open (RLIMIT_NOFILE's soft limit)."""
+    import resource
+
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return soft if soft != resource.RLIM_INFINITY else 1 << 20
 
 
 def _executable(name: str) -> bool:
@@ -91,6 +121,18 @@ class Kill(Frozen):
             raise UsageError(
                 "the time is not a number", source="--kill", value=text, expected=expected
             ) from None
+        if problem := _seconds_problem(seconds, zero=True):
+            raise UsageError(
+                f"the time {problem}",
+                source="--kill",
+                value=text,
+                expected=f"at most {MAX_SECONDS:.0f} seconds",
+            )
+        index = natural(match["index"])
+        if index is None:
+            raise UsageError(
+                "the index is too large", source="--kill", value=text, expected=expected
+            )
         name = (match["signal"] or "KILL").upper()
         name = name if name.startswith("SIG") else "SIG" + name
         try:
@@ -99,7 +141,7 @@ class Kill(Frozen):
             raise UsageError(
                 "unknown signal", source="--kill", value=text, expected="KILL, TERM, INT or HUP"
             ) from None
-        return cls(role=role, index=int(match["index"]), seconds=seconds, signal=sig)
+        return cls(role=role, index=index, seconds=seconds, signal=sig)
 
     @property
     def replica_name(self) -> str:
@@ -214,12 +256,21 @@ class Plan(Frozen):
         for argument, count in (("--workers", workers), ("--ps", ps), ("--evaluators", evaluators)):
             if count < 0:
                 bad(argument, "a replica count cannot be negative", count, "0 or more")
+        fds = _descriptor_limit()
+        if (workers + ps + evaluators + 1) * _FDS_PER_REPLICA + _FDS_SPARE > fds:
+            bad(
+                "--workers/--ps/--evaluators",
+                "too many replicas for the file descriptors this process may open",
+                {"workers": workers, "ps": ps, "evaluators": evaluators},
+                f"at most {(fds - _FDS_SPARE) // _FDS_PER_REPLICA} replicas in all "
+                f"({_FDS_PER_REPLICA} descriptors each, `ulimit -n` is {fds})",
+            )
         if max_restarts < 0:
             bad("--max-restarts", "cannot be negative", max_restarts, "0 or more")
-        if timeout is not None and not timeout > 0:
-            bad("--timeout", "must be positive", timeout, "seconds > 0")
-        if not grace >= 0:
-            bad("--grace", "cannot be negative", grace, "seconds >= 0")
+        if timeout is not None and (problem := _seconds_problem(timeout, zero=False)):
+            bad("--timeout", problem, timeout, f"seconds > 0, at most {MAX_SECONDS:.0f}")
+        if problem := _seconds_problem(grace, zero=True):
+            bad("--grace", problem, grace, f"seconds >= 0, at most {MAX_SECONDS:.0f}")
         if platform == "torchrun" and (ps or evaluators):
             bad(
                 "--ps/--evaluators",

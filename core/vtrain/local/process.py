@@ -2,8 +2,10 @@
 
 A replica runs in its own session and process group, so that one signal to the
 group reaches everything it started, and a Ctrl-C meant for vtrain does not
-reach it. Its stdout and stderr share one pipe, which may outlive the process
-(a child can hold it) and so belongs to whoever reads it.
+reach it. It runs under a guard (`vtrain.local.reaper`) that stops what it
+leaves, even what escaped its group, and stops it all when vtrain dies. Its
+stdout and stderr share one pipe, which may outlive the process (a child can
+hold it) and so belongs to whoever reads it.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ import subprocess
 from collections.abc import Mapping, Sequence
 
 from vtrain.errors import LaunchError
+from vtrain.local.reaper import spawn
+from vtrain.os_hints import hint_for
 
 
 def kill_group(pgid: int, sig: int) -> None:
@@ -37,8 +41,8 @@ class ReplicaProcess:
         """Start `command` as replica `name`, in a session of its own, with exactly `env`."""
         read_end, write_end = os.pipe()
         try:
-            proc = subprocess.Popen(
-                list(command),
+            proc = spawn(
+                command,
                 env=dict(env),
                 stdin=subprocess.DEVNULL,
                 stdout=write_end,
@@ -47,11 +51,12 @@ class ReplicaProcess:
             )
         except OSError as e:
             os.close(read_end)
+            # The plan found the program; a start that fails anyway is most often a limit.
             raise LaunchError(
                 f"could not start {name}: {e.strerror}",
                 source="COMMAND",
                 value=command[0],
-                expected="a program every replica can run",
+                hint=hint_for(e, "check that every replica can run the program"),
             ) from e
         finally:
             os.close(write_end)

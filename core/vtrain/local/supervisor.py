@@ -40,6 +40,7 @@ from vtrain.local.result import (
     describe_exit,
     shell_status,
 )
+from vtrain.os_hints import OUT_OF_DESCRIPTORS, hint_for
 
 # `typing` costs milliseconds at start-up; the names are for the type checker only.
 TYPE_CHECKING = False
@@ -78,11 +79,18 @@ def run_job(
                 [r.name for r in replicas], plan.trial_dir, stream or sys.stdout, colour=colour
             )
         except OSError as e:
+            if e.errno in OUT_OF_DESCRIPTORS:  # the limit, not the folder: say so
+                raise LaunchError(
+                    f"cannot open the job's logs ({e.strerror})",
+                    value=f"{plan.size} replicas",
+                    hint=hint_for(e),
+                ) from None
             raise LaunchError(
                 f"cannot write the job's folders ({e.strerror or e})",
                 source="--output-dir",
                 value=plan.output_dir,
                 expected="a folder this user can create and write",
+                hint=hint_for(e),
             ) from None
         try:
             where = ", ".join(f"{r.name} {r.address}" for r in replicas)

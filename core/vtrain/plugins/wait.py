@@ -14,6 +14,7 @@ import socket
 import time
 from datetime import timedelta
 
+from vtrain.cluster.fields import MAX_PORT, is_host, natural
 from vtrain.errors import LaunchError
 
 _FIRST_PAUSE = 0.1
@@ -60,6 +61,12 @@ def wait_for_chief(
 def split_address(address: str, source: str) -> tuple[str, int]:
     """``host:port`` (or ``[v6]:port``) as a (host, port) pair."""
     host, _, port = address.rpartition(":")
-    if not host or not port.isdigit():
-        raise LaunchError("not an address", source=source, value=address, expected="host:port")
-    return host.strip("[]"), int(port)
+    number = natural(port)
+    if not is_host(host) or number is None or not 1 <= number <= MAX_PORT:
+        raise LaunchError(
+            "not an address",
+            source=source,
+            value=address,
+            expected="host:port, or [v6]:port, with a port from 1 to 65535",
+        )
+    return host.removeprefix("[").removesuffix("]"), number

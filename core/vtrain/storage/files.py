@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from vtrain.errors import StorageError
+from vtrain.os_hints import hint_for
 
 if TYPE_CHECKING:
     from typing_extensions import Buffer
@@ -32,7 +33,7 @@ def os_errors(operation: str, where: str, name: str = "") -> Iterator[None]:
             f"cannot {operation}: {e.strerror or e}",
             source=where,
             path=name or None,
-            hint="check that the folder is writable and the disk has free space",
+            hint=hint_for(e, "check that the folder exists and this user may write there"),
         ) from e
 
 

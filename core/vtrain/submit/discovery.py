@@ -11,8 +11,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-_INT64 = re.compile(r"-?\d+")
-_DURATION = re.compile(r"-?\d+(\.\d{1,9})?s")
+# [0-9], not \d: in a str pattern \d also matches '١٢٣', which no API accepts as a number.
+_INT64 = re.compile(r"-?[0-9]{1,19}")
+_DURATION = re.compile(r"-?[0-9]+(\.[0-9]{1,9})?s")
 
 
 def problems(

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from vtrain.cluster.fields import natural
 from vtrain.cluster.roles import CHIEF, EVALUATOR, PS, WORKER
 from vtrain.context import OUTPUT_FOLDERS, output_dirs
 from vtrain.errors import UsageError
@@ -98,7 +99,8 @@ def _trial(study: Study | None, trial: str | None) -> tuple[str | None, list[str
             )
         return None, [], {}
     trial = trial or "1"
-    if not trial.isdigit() or int(trial) < 1:
+    number = natural(trial)
+    if number is None or number < 1:
         raise UsageError("not a trial number", source="--trial", value=trial, expected="1, 2, ...")
     return trial, trial_flags(study, trial), {"CLOUD_ML_HP_METRIC_TAG": study.metric.metric_id}
 

@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from vtrain.cluster.fields import MAX_DIGITS, natural
 from vtrain.cluster.roles import CHIEF, EVALUATOR, PS, WORKER
 from vtrain.errors import UsageError, VtrainError, raise_all
 from vtrain.tune.study import Study
@@ -38,7 +39,8 @@ _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Vertex and AI Platform labels: lowercase letters, digits, '_' and '-', at most 63 each.
 _LABEL_KEY = re.compile(r"[a-z][a-z0-9_-]{0,62}")
 _LABEL_VALUE = re.compile(r"[a-z0-9_-]{0,63}")
-_PROJECT = re.compile(r"\d+|[a-z][a-z0-9-]{4,28}[a-z0-9]")
+# [0-9], not \d: in a str pattern \d also matches '١٢٣', which is no project number.
+_PROJECT = re.compile(r"[0-9]+|[a-z][a-z0-9-]{4,28}[a-z0-9]")
 _REGION = re.compile(r"[a-z]+(-[a-z0-9]+)+")
 _NAMES = {
     # AI Platform job ids: letters, digits and underscores, starting with a letter.
@@ -50,7 +52,7 @@ _NAMES = {
     ),
     "vertex": (re.compile(r"\S.{0,127}"), "1 to 128 characters"),
 }
-_DURATION = re.compile(r"(\d+)([smhd]?)")
+_DURATION = re.compile(rf"([0-9]{{1,{MAX_DIGITS}}})([smhd]?)")
 _SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 SHELLS = ("sh", "bash", "dash", "zsh", "/bin/sh", "/bin/bash", "/usr/bin/env")
 
@@ -136,9 +138,10 @@ def parse_accelerator(text: str, flag: str) -> Accelerator | None:
         )  # fmt: skip
     if not count_text:
         return Accelerator(kind, 1, flag)
-    if not count_text.isdigit() or int(count_text) < 1:
+    count = natural(count_text)
+    if count is None or count < 1:
         raise UsageError("not an accelerator count", source=flag, value=text, expected=expected)
-    return Accelerator(kind, int(count_text), flag)
+    return Accelerator(kind, count, flag)
 
 
 def parse_duration(text: str, flag: str) -> int:

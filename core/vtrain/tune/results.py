@@ -7,8 +7,9 @@ into the same folder again and it resumes from what the file recorded.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from vtrain.errors import ConfigError, UsageError
@@ -19,6 +20,11 @@ from vtrain.tune.study_file import study_from_document
 
 RESULTS_FILE = "study.json"
 ACTIVE, SUCCEEDED, FAILED, STOPPED = "ACTIVE", "SUCCEEDED", "FAILED", "STOPPED"
+INFEASIBLE = "INFEASIBLE"
+"""Ran to the end but reported a NaN or infinite metric, as Vertex's Trial.State names it.
+
+It has no final metric, so it is never the best trial, and it does not count as failed.
+"""
 
 
 @dataclass(frozen=True)
@@ -38,7 +44,14 @@ class Trial:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Trial:
         """Read one record back from study.json."""
-        return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})
+        trial = cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})
+        metric = trial.final_metric
+        # An earlier vtrain recorded a NaN metric as a success (and wrote a bare NaN): no more.
+        if isinstance(metric, float) and not math.isfinite(metric):
+            status = INFEASIBLE if trial.status == SUCCEEDED else trial.status
+            reason = trial.reason or f"reported {metric!r}, which is not a finite number"
+            trial = replace(trial, final_metric=None, status=status, reason=reason)
+        return trial
 
     @property
     def number(self) -> int:
@@ -83,7 +96,9 @@ def write_results(
         "best_trial": None if best is None else best.trial_id,
         "trials": [asdict(t) for t in trials],
     }
-    write_atomic(results_file, (json.dumps(document, indent=2) + "\n").encode())
+    # allow_nan=False: a bare NaN is not JSON, and no other reader of study.json would take it.
+    text = json.dumps(document, indent=2, allow_nan=False)
+    write_atomic(results_file, (text + "\n").encode())
 
 
 def read_trials(results_file: str, study: Study) -> dict[str, Trial]:
@@ -95,7 +110,9 @@ def read_trials(results_file: str, study: Study) -> dict[str, Trial]:
         document = json.loads(data)
         trials = [Trial.from_dict(t) for t in document["trials"]]
         recorded = document["study"]
-    except (ValueError, KeyError, TypeError) as e:
+        for t in trials:
+            json.dumps(t.parameters, allow_nan=False)  # ValueError for a NaN parameter
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as e:
         raise ConfigError(
             f"unreadable results of an earlier run: {e}",
             source=results_file,

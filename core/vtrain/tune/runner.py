@@ -11,6 +11,7 @@ folder again and finished trials are kept, interrupted ones rerun.
 
 from __future__ import annotations
 
+import math
 import os
 import queue
 import shutil
@@ -25,9 +26,11 @@ from dataclasses import asdict, dataclass, field, replace
 from vtrain.errors import LaunchError, StorageError, UsageError
 from vtrain.hypertune.metric_file import metric_values, read_entries
 from vtrain.local.process import kill_group
+from vtrain.local.reaper import spawn
 from vtrain.tune.results import (
     ACTIVE,
     FAILED,
+    INFEASIBLE,
     RESULTS_FILE,
     STOPPED,
     SUCCEEDED,
@@ -102,6 +105,7 @@ class StudyRunner:
         self.environ = os.environ if environ is None else environ
         self.progress = progress
         self.trials: dict[str, Trial] = {}
+        self._running: dict[str, _Running] = {}
         self._done: queue.Queue[str] = queue.Queue()
         self.status = ACTIVE
         self.reason = ""
@@ -119,7 +123,7 @@ class StudyRunner:
                 sampler.observe(t.number, t.parameters, t.final_metric)
         rerun = [t for t in self.trials.values() if t.status in (ACTIVE, STOPPED)]
         number = max((t.number for t in self.trials.values()), default=0) + 1
-        running: dict[str, _Running] = {}
+        running = self._running = {}
         self.status, self.reason = ACTIVE, ""
         try:
             while True:
@@ -215,8 +219,9 @@ class StudyRunner:
         try:
             with open(trial_log(self.output_dir, trial.trial_id), "ab") as log:
                 # A session of its own: Ctrl-C reaches `vtrain tune` only, which then stops
-                # each trial's whole process group, local-cluster replicas included.
-                process = subprocess.Popen(
+                # each trial's whole process group, local-cluster replicas included. The
+                # guard stops what the trial leaves, and all of it if `vtrain tune` dies.
+                process = spawn(
                     argv,
                     stdin=subprocess.DEVNULL,
                     stdout=log,
@@ -252,7 +257,9 @@ class StudyRunner:
             values = metric_values(read_entries(running.metric_file), tag)
         except StorageError as e:
             values, trial = [], replace(trial, reason=str(e))
-        if values:
+        # A NaN or infinite report makes the trial infeasible: it has no final metric to rank.
+        not_finite = [v for v in values if not math.isfinite(v)]
+        if values and not not_finite:
             pick = max if self.study.metric.goal == "MAXIMIZE" else min
             final = (
                 values[-1]
@@ -264,6 +271,9 @@ class StudyRunner:
             trial = replace(trial, status=STOPPED, reason=stopped)
         elif code != 0:
             trial = replace(trial, status=FAILED, reason=_exit_reason(code))
+        elif not_finite:
+            reason = f"reported {tag}={not_finite[0]!r}, which is not a finite number"
+            trial = replace(trial, status=INFEASIBLE, reason=reason)
         elif not values:
             trial = replace(
                 trial, status=FAILED, reason=trial.reason or f"reported no {tag!r} metric"
@@ -272,6 +282,14 @@ class StudyRunner:
             trial = replace(trial, status=SUCCEEDED)
         self._record(trial, "finished")
         return trial
+
+    def kill_now(self) -> None:
+        """SIGKILL every running trial (a second Ctrl-C); `run` still records them as stopped.
+
+        Safe in a signal handler: it only sends signals.
+        """
+        for r in list(self._running.values()):
+            kill_group(r.process.pid, signal.SIGKILL)
 
     def _stop(self, running: dict[str, _Running], reason: str) -> None:
         for r in running.values():

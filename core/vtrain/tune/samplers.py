@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from vtrain.errors import MissingExtraError
@@ -28,12 +28,17 @@ class Sampler(Protocol):
         """A finished trial's final metric; None when it failed."""
 
 
-def grid_values(p: Parameter) -> tuple[Value, ...]:
-    """Every value grid search tries for one parameter."""
+def grid_values(p: Parameter) -> Sequence[Value]:
+    """Every value grid search tries for one parameter (an INTEGER range is indexed, not built)."""
     if p.type == "INTEGER":
         assert p.min_value is not None and p.max_value is not None
-        return tuple(range(int(p.min_value), int(p.max_value) + 1))
+        return range(int(p.min_value), int(p.max_value) + 1)
     return p.values
+
+
+def _length(axis: Sequence[Value]) -> int:
+    # len() of a range raises OverflowError past sys.maxsize; an int64 range can be longer.
+    return axis.stop - axis.start if isinstance(axis, range) else len(axis)
 
 
 class GridSampler:
@@ -42,7 +47,7 @@ class GridSampler:
     def __init__(self, study: Study) -> None:
         self.names = [p.parameter_id for p in study.parameters]
         self.axes = [grid_values(p) for p in study.parameters]
-        self.size = math.prod(len(axis) for axis in self.axes)
+        self.size = math.prod(_length(axis) for axis in self.axes)
 
     def suggest(self, number: int) -> Parameters | None:
         if number > self.size:
@@ -50,7 +55,7 @@ class GridSampler:
         # Decode number-1 in mixed radix instead of walking a product: resume jumps straight to n.
         index, point = number - 1, []
         for axis in reversed(self.axes):
-            index, i = divmod(index, len(axis))
+            index, i = divmod(index, _length(axis))
             point.append(axis[i])
         return dict(zip(self.names, reversed(point), strict=True))
 
@@ -68,12 +73,14 @@ def sample(p: Parameter, rng: random.Random) -> Value:
         # Integers are drawn over [low, high + 1) and floored, so each end is as likely as any.
         high += 1
     if p.scale == "LINEAR":
-        x = rng.uniform(low, high)
+        # rng.uniform's low + (high - low) * u overflows to inf over a range wider than 1.8e308.
+        u = rng.random()
+        x = low * (1 - u) + high * u
     else:
         x = math.exp(rng.uniform(math.log(low), math.log(high)))
         if p.scale == "REVERSE_LOG":
             # Mirror the log scale: values are dense near the top of the range instead.
-            x = low + high - x
+            x = high - (x - low)
     if p.type == "INTEGER":
         return min(max(math.floor(x), int(low)), int(high) - 1)
     return min(max(x, low), high)

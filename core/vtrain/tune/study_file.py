@@ -33,6 +33,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from vtrain.cluster.fields import BLANKS
 from vtrain.errors import ConfigError, MissingExtraError, VtrainError, raise_all
 from vtrain.hypertune.metric_file import RESERVED_KEYS
 from vtrain.tune.study import VALUE_SPECS, Metric, Parameter, Study, Value
@@ -52,15 +53,32 @@ IGNORED = (
     "search_algorithm_spec", "encryption_spec", "labels",
 )  # fmt: skip
 _FLAG_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
+# Sign, leading zeros, the digits that count; ASCII only, as \d would take '١٢٣'.
+_INTEGER = re.compile(r"([+-]?)(?=[0-9])0*([0-9]*)")
+# Vertex's bounds are int64 and its trial counts int32.
+MAX_INT64 = 2**63 - 1
+MAX_COUNT = 2**31 - 1
 
 
 def read_study(path: str) -> Study:
     """Read a .yaml/.yml (needs pyyaml) or .json study file."""
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except OSError as e:
-        raise ConfigError(f"cannot read the study file: {e.strerror}", source=path) from e
+        with open(path, "rb") as f:
+            data = f.read()
+    except (OSError, ValueError) as e:
+        # ValueError: a path no file can have (a NUL, a surrogate the file system cannot encode).
+        why = e.strerror if isinstance(e, OSError) else "not a path this system can open"
+        raise ConfigError(f"cannot read the study file: {why}", source=path) from e
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise ConfigError(
+            f"not UTF-8 text: byte {data[e.start]:#04x} on line {line}",
+            source=path,
+            expected="a UTF-8 file",
+            hint="save it as UTF-8 (an editor's Latin-1 or Windows-1252 writes é as one byte)",
+        ) from None
     return parse_study(text, source=path, yaml=not path.endswith(".json"))
 
 
@@ -69,7 +87,8 @@ def parse_study(text: str, *, source: str = "study", yaml: bool = True) -> Study
     if not yaml:
         try:
             document = json.loads(text)
-        except ValueError as e:
+        except (ValueError, RecursionError) as e:
+            # ValueError includes int()'s refusal of a number over 4300 digits.
             raise ConfigError(f"not valid JSON: {e}", source=source) from e
     else:
         try:
@@ -78,7 +97,8 @@ def parse_study(text: str, *, source: str = "study", yaml: bool = True) -> Study
             raise MissingExtraError("a YAML study file", "tune", module="yaml") from None
         try:
             document = pyyaml.safe_load(text)
-        except pyyaml.YAMLError as e:
+        except (pyyaml.YAMLError, ValueError, RecursionError) as e:
+            # pyyaml converts numbers with int(), which refuses over 4300 digits (ValueError).
             raise ConfigError(f"not valid YAML: {e}", source=source) from e
     return study_from_document(document, source=source)
 
@@ -217,9 +237,10 @@ class _Parser:
             if default is None:
                 self.fail(f.where(name), "missing", expected=f"an integer >= {minimum}")
             return default
-        number = _integer(value)
+        number = _integer(value, MAX_COUNT)
         if number is None or number < minimum:
-            self.fail(f.where(name), "not a count", value, f"an integer >= {minimum}")
+            expected = f"an integer >= {minimum}, at most {MAX_COUNT} (int32, as on Vertex)"
+            self.fail(f.where(name), "not a count", value, expected)
             return default
         return number
 
@@ -336,15 +357,19 @@ class _Parser:
         value = f.get(name)
         number: float | None
         if kind == "INTEGER":
-            number = _integer(value)
-            expected = "an integer"
+            number = _integer(value, MAX_INT64)
+            expected = f"an integer from {-MAX_INT64} to {MAX_INT64} (int64, as on Vertex)"
         else:
             number = _number(value)
             expected = "a finite number"
         if number is None:
-            self.fail(
-                f.where(name), "missing" if value is None else "not a number", value, expected
-            )
+            if value is None:
+                problem = "missing"
+            elif isinstance(value, int) and not isinstance(value, bool):
+                problem = "out of range"
+            else:
+                problem = "not a number"
+            self.fail(f.where(name), problem, value, expected)
         return number
 
     def values(self, f: _Fields, kind: str) -> tuple[Value, ...] | None:
@@ -367,7 +392,7 @@ class _Parser:
             return tuple(str(v) for v in values)
         numbers: list[float] = []
         for i, v in enumerate(values):
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or _number(v) is None:
                 self.fail(f"{where}[{i}]", "not a number", v, "a finite number")
             else:
                 numbers.append(v)
@@ -384,24 +409,30 @@ class _Parser:
         return tuple(numbers)
 
 
-def _integer(value: Any) -> int | None:
+def _integer(value: Any, limit: int) -> int | None:
+    """An integer from -limit to limit, else None."""
     # Vertex's JSON writes int64 fields as strings ("4"); YAML may give 4.0.
+    number: int | None = None
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str) and re.fullmatch(r"[+-]?\d+", value.strip()):
-        return int(value)
-    return None
+        number = value
+    elif isinstance(value, float) and value.is_integer():
+        number = int(value)
+    elif isinstance(value, str) and (match := _INTEGER.fullmatch(value.strip(BLANKS))):
+        # Leading zeros count toward int()'s 4300-digit limit; the digits after them decide.
+        digits = match[2] or "0"
+        number = int(match[1] + digits) if len(digits) <= len(str(limit)) else None
+    return number if number is not None and -limit <= number <= limit else None
 
 
 def _number(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         return None
+    if isinstance(value, str) and not value.isascii():
+        return None  # float() takes '١٫٥' too
     try:
         number = float(value)
-    except ValueError:
+    except (ValueError, OverflowError):  # an int beyond 1.8e308 overflows
         return None
     return number if math.isfinite(number) else None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from vtrain.tune.results import ACTIVE, FAILED, SUCCEEDED, StudyResult, Trial
+from vtrain.tune.results import ACTIVE, FAILED, INFEASIBLE, SUCCEEDED, StudyResult, Trial
 from vtrain.tune.runner import StudyRunner
 from vtrain.tune.samplers import Parameters
 from vtrain.tune.study import Study, Value
@@ -26,7 +26,7 @@ def _parameters(parameters: Parameters) -> str:
 def progress_line(event: str, trial: Trial, runner: StudyRunner) -> str:
     """One line about a trial that started or finished, with the study's standing."""
     trials = runner.trials.values()
-    done = sum(t.status in (SUCCEEDED, FAILED) for t in trials)
+    done = sum(t.status in (SUCCEEDED, FAILED, INFEASIBLE) for t in trials)
     running = sum(t.status == ACTIVE for t in trials)
     failed = sum(t.status == FAILED for t in trials)
     head = f"[{done}/{runner.total}] trial {trial.trial_id}"

@@ -49,3 +49,8 @@ def test_trial_ids_from_the_environment_cannot_escape(tmp_path: Path) -> None:
     for bad in ("../../etc", "a/b", "..", ".hidden/x"):
         with pytest.raises(ConfigError, match="CLOUD_ML_TRIAL_ID: trial id is not a plain folder"):
             CheckpointManager(tmp_path, is_leader=True, environ={"CLOUD_ML_TRIAL_ID": bad})
+
+
+def test_only_ascii_digits_make_a_step_folder() -> None:
+    assert parse_step_folder("step-00000000000\u0661") is None  # ARABIC-INDIC DIGIT ONE
+    assert parse_step_folder("step-000000000001") == 1

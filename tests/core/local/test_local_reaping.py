@@ -1,0 +1,113 @@
+"""Nothing outlives a local job, and a full disk does not end it: real processes, real limits.
+
+A replica's daemon (double fork, setsid) is stopped with the job; `kill -9` of
+vtrain takes every replica and daemon with it; a replica log that hits
+RLIMIT_FSIZE is reported once and the job goes on to its end and its cleanup.
+"""
+
+from __future__ import annotations
+
+import resource
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from local_procs import VTRAIN, alive, marked
+
+ESCAPER = str(Path(__file__).parent / "replicas" / "escaper.py")
+Run = Callable[..., subprocess.CompletedProcess[str]]
+pytestmark = pytest.mark.skipif(
+    sys.platform != "linux", reason="subreapers and PDEATHSIG are Linux's"
+)
+
+
+def escaped(out: Path) -> list[int]:
+    """The pids of the daemons the replicas left."""
+    folder = out / "escaped"
+    return [int(p.name) for p in folder.iterdir()] if folder.exists() else []
+
+
+def wait_for(condition: Callable[[], object], seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def test_a_daemon_a_replica_leaves_is_stopped_with_the_job(vtrain: Run, tmp_path: Path) -> None:
+    out = tmp_path / "rec"
+    done = vtrain("--workers", "1", "--", sys.executable, ESCAPER, str(out))
+    assert done.returncode == 0, done.stdout + done.stderr
+    daemons = escaped(out)
+    assert len(daemons) == 2
+    for pid in daemons:  # before: each sleeps on, in a session of its own, re-parented to init
+        assert not alive(pid), f"daemon {pid} outlived the job"
+
+
+def test_kill_9_of_vtrain_takes_every_replica_and_daemon_with_it(
+    env: dict[str, str], mark: str, tmp_path: Path
+) -> None:
+    out = tmp_path / "rec"
+    command = [*VTRAIN, "--workers", "2", "--", sys.executable, ESCAPER, str(out), "--sleep", "600"]
+    proc = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: len(escaped(out)) == 3)
+    finally:
+        proc.kill()
+        proc.wait()
+    # Before: the replicas, orphaned, went on sleeping (and so did their daemons).
+    wait_for(lambda: not marked(mark), seconds=10)
+
+
+def test_a_log_over_the_file_size_limit_is_reported_once_and_the_job_goes_on(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    out = tmp_path / "rec"
+    limit = 100 * 1024  # `ulimit -f 100`
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    done = subprocess.run(
+        [*VTRAIN, "--workers", "1", "--", sys.executable, ESCAPER, str(out), "--lines", "3000"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=limited,
+    )
+    # Before: three chained OSError tracebacks, every replica killed, exit status 1.
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.returncode == 0, done.stdout + done.stderr
+    for name in ("chief-0", "worker-0"):
+        reports = [line for line in done.stdout.splitlines() if f"{name}.log (EFBIG" in line]
+        assert len(reports) == 1, done.stdout[-2000:]
+        assert "File too large" in reports[0]
+        # Still shown after the log gave up: the replica's last line and the summary.
+        assert f"{name} | started" in done.stdout.replace(f"{name}  |", f"{name} |")
+    assert "job succeeded (exit status 0)" in done.stdout
+    log = next((tmp_path / "vtrain-output" / "local").glob("*/replica-logs/chief-0.log"))
+    assert log.stat().st_size <= limit
+    for pid in escaped(out):  # and the cleanup ran
+        assert not alive(pid)
+
+
+def test_reaping_stops_only_what_was_started_inside(tmp_path: Path) -> None:
+    from vtrain.local.reaper import descendants, reaping
+
+    sleep = [sys.executable, "-c", "import time; time.sleep(600)"]
+    before = subprocess.Popen(sleep)
+    try:
+        with reaping():
+            subprocess.run([sys.executable, ESCAPER, str(tmp_path)], check=True)
+            [daemon] = escaped(tmp_path)
+            assert daemon in descendants()  # it came back to us, not to init
+        assert not alive(daemon)
+        assert before.poll() is None  # ours from before: left alone
+    finally:
+        before.kill()
+        before.wait()

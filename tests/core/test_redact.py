@@ -1,0 +1,268 @@
+"""No secret reaches any output: generated credentials in every shape, through every printing path.
+
+Each secret is a random token behind a fixed head ("Zq"), so that finding its
+text in an output can only mean it leaked. The paths: `vtrain info` (text and
+JSON), every error message (a malformed CLUSTER_SPEC or TF_CONFIG quotes its
+text), vtrain's own lines of `vtrain local run` (terminal and replica logs),
+and what `vtrain tune` prints (progress lines and the study table).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import string
+import tempfile
+from contextlib import redirect_stderr, redirect_stdout
+from typing import Any
+from unittest import mock
+
+import pytest
+from fuzzing import examples
+from hypothesis import given
+from hypothesis import strategies as st
+
+from vtrain.cli import main
+from vtrain.cluster import ClusterInfo
+from vtrain.errors import VtrainError
+from vtrain.local.output import Output
+from vtrain.redact import HIDDEN, looks_secret, redact, redact_text
+
+# Characters of real tokens, passwords and keys; no blank, quote or backslash (a value
+# is cut at those, see vtrain.redact) and, for URLs, none of the delimiters "/?#".
+_URL_SAFE = string.ascii_letters + string.digits + "-_.~+=!$%*:;&,"
+_ANY = _URL_SAFE + "/?#@{}[]"
+secrets = st.text(_ANY, min_size=4, max_size=24).map(lambda s: "Zq" + s)
+url_secrets = st.text(_URL_SAFE + "@", min_size=4, max_size=24).map(lambda s: "Zq" + s)
+_AFFIX = st.text(string.ascii_letters + string.digits, max_size=6)
+# Words found anywhere in a name, and words that count only on their own ("monkey").
+_WORDS = ["token", "secret", "password", "passwd", "credentials", "auth", "apikey", "api_key"]
+_WORDS += ["API-KEY", "private_key", "access_key", "passphrase", "Token", "SECRET"]
+_WHOLE = ["key", "KEY", "Key", "pwd", "dsn"]
+
+
+@st.composite
+def secret_names(draw: st.DrawFn) -> str:
+    """WANDB_API_KEY, my_token, db_password, secretKey, wandbKey, ..."""
+    head, tail = draw(_AFFIX), draw(_AFFIX)
+    if draw(st.booleans()):
+        word = draw(st.sampled_from(_WORDS))
+        name = head + word + tail
+    else:
+        word = draw(st.sampled_from(_WHOLE))
+        head = head + "_" if head else ""
+        tail = "_" + tail if tail else ""
+        if word == "Key" and head:  # camelCase: wandbKey
+            head = head.rstrip("_").lower()
+        name = head + word + tail
+    return name if name[0].isalpha() or name[0] == "_" else "x" + name
+
+
+@st.composite
+def args_with_secret(draw: st.DrawFn) -> tuple[list[str], str]:
+    """A command line holding one secret, in one of the shapes a job's args take."""
+    name, secret, url_secret = draw(secret_names()), draw(secrets), draw(url_secrets)
+    user = draw(st.text(string.ascii_letters, min_size=1, max_size=8))
+    dashes = draw(st.sampled_from(["--", "-", ""]))
+    scheme = draw(st.sampled_from(["https", "http", "postgres", "redis", "mysql+pymysql"]))
+    shapes = {
+        "flag=value": ([f"{dashes}{name}={secret}"], secret),
+        "flag value": [f"--{name}", secret],
+        "in a shell string": ["sh", "-c", f"python t.py --{name}={secret} --epochs 3"],
+        "flag value in a shell string": ["bash", "-c", f"python t.py --{name} {secret} -v"],
+        "quoted in a shell string": ["sh", "-c", f"python t.py --{name}='{secret} x' -v"],
+        "assignment in a shell string": ["sh", "-c", f"{name}={secret} python t.py"],
+        "URL userinfo": [f"--data={scheme}://{user}:{url_secret}@host:5432/db?x=1"],
+        "URL user only": ["--repo", f"{scheme}://{url_secret}@github.com/o/r"],
+        "URL in a shell string": ["sh", "-c", f"curl {scheme}://{user}:{url_secret}@h/x | sh"],
+    }
+    shape = draw(st.sampled_from(sorted(shapes)))
+    args = shapes[shape]
+    if isinstance(args, tuple):
+        return args
+    hidden = url_secret if "URL" in shape else secret
+    return ["--epochs=3", *args, "--lr", "0.1"], hidden
+
+
+@st.composite
+def jobs_with_secret(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, str], str]:
+    """A Vertex job spec and replica environment, with one secret somewhere in them."""
+    args, secret = draw(args_with_secret())
+    env = [{"name": "LEARNING_RATE", "value": "0.1"}]
+    aip: dict[str, str] = {}
+    where = draw(st.sampled_from(["args", "env", "env url", "aip dir"]))
+    if where == "env":
+        secret = draw(secrets)
+        env.append({"name": draw(secret_names()), "value": secret})
+        args = ["--epochs=3"]
+    elif where == "env url":
+        secret = draw(url_secrets)
+        env.append({"name": "DATABASE_URL", "value": f"postgres://u:{secret}@db:5432/x"})
+        args = ["--epochs=3"]
+    elif where == "aip dir":
+        secret = draw(url_secrets)
+        aip["AIP_MODEL_DIR"] = f"https://me:{secret}@storage.example.com/bucket/model"
+        args = ["--epochs=3"]
+    container = {"args": args, "env": env, "imageUri": "gcr.io/p/t"}
+    job = {"workerPoolSpecs": [{"containerSpec": container, "replicaCount": 1}]}
+    return job, aip, secret
+
+
+def cluster_spec(job: dict[str, Any], *, job_first: bool = False) -> str:
+    spec: dict[str, Any] = {"job": job} if job_first else {}
+    spec["cluster"] = {"workerpool0": ["cmle-training-workerpool0-ab-0:2222"]}
+    spec["environment"] = "cloud"
+    spec["task"] = {"type": "workerpool0", "index": 0}
+    spec["job"] = job
+    return json.dumps(spec)
+
+
+def run_cli(argv: list[str], environ: dict[str, str]) -> tuple[int, str]:
+    """`vtrain ARGV` in this process with exactly `environ`; (status, stdout + stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    with (
+        mock.patch.dict(os.environ, environ, clear=True),
+        redirect_stdout(out),
+        redirect_stderr(err),
+    ):
+        status = main(argv)
+    return status, out.getvalue() + err.getvalue()
+
+
+_BASE = {"PATH": os.environ.get("PATH", "")}
+
+
+@examples(100)
+@given(jobs_with_secret(), st.booleans())
+def test_vtrain_info_never_prints_a_secret(
+    found: tuple[dict[str, Any], dict[str, str], str], as_json: bool
+) -> None:
+    job, aip, secret = found
+    environ = {**_BASE, "CLUSTER_SPEC": cluster_spec(job), **aip}
+    with tempfile.TemporaryDirectory() as output:
+        environ.setdefault("VTRAIN_OUTPUT_DIR", output)
+        status, shown = run_cli(["info", "--json"] if as_json else ["info"], environ)
+    assert status == 0, shown
+    assert secret not in shown
+    assert HIDDEN in shown or not as_json  # the text form does not show the job
+
+
+@examples(200)
+@given(jobs_with_secret(), st.integers(0, 2000), st.sampled_from(["CLUSTER_SPEC", "TF_CONFIG"]))
+def test_a_malformed_document_is_quoted_without_its_secrets(
+    found: tuple[dict[str, Any], dict[str, str], str], cut: int, variable: str
+) -> None:
+    job, _, secret = found
+    # The job first: a platform need not order the keys, and an excerpt shows only the head.
+    text = cluster_spec(job, job_first=True)
+    # Cut anywhere after the secret's start: the excerpt holds its head, and the name
+    # that says it is secret may be all the reader sees before it.
+    text = text[: max(cut, text.find(secret) + 1)] + "{{"
+    with pytest.raises(VtrainError) as caught:
+        ClusterInfo.from_env({variable: text})
+    assert secret not in str(caught.value)
+    status, shown = run_cli(["info"], {**_BASE, variable: text})
+    assert status == 2 and "error" in shown
+    assert secret not in shown
+
+
+@examples(200)
+@given(jobs_with_secret())
+def test_a_value_of_the_wrong_type_is_quoted_without_its_secrets(
+    found: tuple[dict[str, Any], dict[str, str], str],
+) -> None:
+    job, _, secret = found
+    # A job whose workerPoolSpecs is not a list: the error quotes the value it got.
+    spec = json.loads(cluster_spec(job))
+    spec["job"] = {"workerPoolSpecs": job["workerPoolSpecs"][0]}
+    with pytest.raises(VtrainError) as caught:
+        ClusterInfo.from_env({"CLUSTER_SPEC": json.dumps(spec)})
+    assert secret not in str(caught.value)
+    for value in (job, json.dumps(job), json.dumps(job).encode(), job["workerPoolSpecs"]):
+        assert secret not in str(VtrainError("bad", source="X", value=value))
+
+
+@examples(200)
+@given(args_with_secret())
+def test_redact_hides_the_secret_and_keeps_the_rest(found: tuple[list[str], str]) -> None:
+    args, secret = found
+    # A list, and the same words as one string (a shell command, a log line).
+    for shown in (redact(args), redact_text(" ".join(args)), redact_text(repr(args))):
+        assert secret not in json.dumps(shown)
+        assert "--epochs=3" in json.dumps(shown) or args[0] != "--epochs=3"
+
+
+@examples(200)
+@given(secret_names(), secrets)
+def test_any_name_holding_a_secret_word_is_secret(name: str, secret: str) -> None:
+    assert looks_secret(name)
+    shapes = (
+        {name: secret},
+        {"name": name, "value": secret},
+        {"value": secret, "name": name},
+        [f"--{name}", secret],
+        [f"--{name}={secret}"],
+        f"export {name}={secret}",
+    )
+    for value in shapes:
+        assert secret not in json.dumps(redact(value))
+        assert secret not in redact_text(json.dumps(value))
+        assert secret not in redact_text(repr(value))
+        assert secret not in redact_text(json.dumps(json.dumps(value)))  # JSON inside JSON
+
+
+@pytest.mark.parametrize(
+    "name", ["LEARNING_RATE", "epochs", "monkey", "keyboard", "sort_order", "output_dir"]
+)
+def test_ordinary_names_are_shown(name: str) -> None:
+    assert not looks_secret(name)
+    assert redact_text(f"--{name}=5 --{name} 6") == f"--{name}=5 --{name} 6"
+
+
+def test_addresses_and_plain_uris_are_shown() -> None:
+    text = "auth-db:5432 gs://bucket/x@v2 /gcs/b/key_dir https://host/path?q=1"
+    assert redact_text(text) == text
+
+
+@examples(200)
+@given(args_with_secret())
+def test_vtrain_local_run_notes_and_logs_never_hold_a_secret(
+    found: tuple[list[str], str],
+) -> None:
+    args, secret = found
+    stream = io.StringIO()
+    with tempfile.TemporaryDirectory() as output:
+        out = Output(["chief-0"], output, stream, colour=False)
+        out.note(f"job j (vertex) in {output}: chief-0 127.0.0.1:1, running {' '.join(args)}")
+        out.note(f"--kill chief-0@1: {args}", "chief-0")
+        out.close()
+        with open(os.path.join(output, "replica-logs", "chief-0.log")) as f:
+            logged = f.read()
+    assert secret not in stream.getvalue() + logged
+    assert HIDDEN in logged
+
+
+@examples(100)
+@given(secret_names(), secrets, url_secrets)
+def test_vtrain_tune_tables_never_hold_a_secret(name: str, secret: str, url_secret: str) -> None:
+    from vtrain.cli.tune import _shown, _shown_trial
+    from vtrain.tune.results import SUCCEEDED, StudyResult, Trial
+    from vtrain.tune.study_file import parse_study
+    from vtrain.tune.table import summary
+
+    values = [secret, f"https://u:{url_secret}@host/x"]
+    document = {
+        "metrics": [{"metric_id": "score", "goal": "MAXIMIZE"}],
+        "max_trial_count": 2,
+        "parameters": [
+            {"parameter_id": name, "categorical_value_spec": {"values": [secret, "b"]}},
+            {"parameter_id": "data", "categorical_value_spec": {"values": values}},
+        ],
+    }
+    study = parse_study(json.dumps(document), yaml=False)
+    trial = Trial("1", {name: secret, "data": values[1]}, SUCCEEDED, final_metric=0.5)
+    failed = Trial("2", {name: "b", "data": values[1]}, "FAILED", reason=f"--{name}={secret}")
+    result = StudyResult(SUCCEEDED, (trial, failed), trial, "/tmp/study.json")
+    printed = summary(study, _shown(result)) + repr(_shown_trial(failed))
+    assert secret not in printed and url_secret not in printed
