@@ -3,6 +3,9 @@
     python bench/checkpoint_crash.py                  # 200 local, 200 FUSE-treated, 50 gs:// kills
     python bench/checkpoint_crash.py --local 500 --fuse 0 --gcs 0
 
+Each medium runs twice: blocking saves, then background ones (`blocking=False`,
+the child scribbling over its buffers as soon as `save` returns).
+
 After each kill, `latest_step()` and `restore()` must return the last committed
 step with intact contents, and every step the run could have touched must
 restore whole (the harness in tests/core/checkpoints/crash_child.py asserts it).
@@ -49,20 +52,22 @@ def main() -> None:
             ("local disk", args.local, {"uri": f"{root}/local", **retention}, 0.25),
             ("FUSE semantics", args.fuse, {"uri": f"{root}/fuse", "fuse": True, **retention}, 0.25),
         ]
-        for label, kills, config, delay in runs:
-            if kills:
+        for label, kills, base, delay in runs:
+            for mode in ("blocking", "background") if kills else ():
+                config = {**base, "uri": f"{base['uri']}-{mode}", "async": mode == "background"}
                 report = crash.run_kills(config, kills, seed=args.seed, max_delay=delay)
-                print(f"{label:<16} {report}")
+                print(f"{label:<16} {mode:<10} {report}")
         if args.gcs:
             with emulator() as host:
                 from vtrain.storage import storage_client
 
                 env = {"STORAGE_EMULATOR_HOST": host}
                 storage_client(env).create_bucket("vtrain-crash")
-                config = {"uri": "gs://vtrain-crash/ckpt", "environ": env, **retention}
-                config["gcs_mount"] = "/nonexistent"
-                report = crash.run_kills(config, args.gcs, seed=args.seed, max_delay=1.5)
-                print(f"{'gs:// emulator':<16} {report}")
+                for mode in ("blocking", "background"):
+                    config = {"uri": f"gs://vtrain-crash/{mode}", "environ": env, **retention}
+                    config.update(gcs_mount="/nonexistent", **{"async": mode == "background"})
+                    report = crash.run_kills(config, args.gcs, seed=args.seed, max_delay=1.5)
+                    print(f"{'gs:// emulator':<16} {mode:<10} {report}")
         print(f"seed {args.seed}: no partial step, no error, after every kill")
     finally:
         shutil.rmtree(root, ignore_errors=True)

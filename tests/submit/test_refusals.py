@@ -49,7 +49,7 @@ VERTEX = [
         "--reduction-servers: Vertex's pool 2 holds",
     ),
     (["--env", "TF_CONFIG={}", *IMAGE, *CMD], "--env: the platform sets this variable"),
-    (["--env", "NOVALUE", *IMAGE, *CMD], "--env: not KEY=VALUE"),
+    (["--env", "NOVALUE", *IMAGE, *CMD], "--env: not NAME=VALUE"),
     (["--label", "Team=ML", *IMAGE, *CMD], "--label: not a label"),
     (
         ["--worker-image", "gcr.io/p/w:1", *IMAGE, *CMD],

@@ -321,7 +321,7 @@ class _Checker:
         for item in items or ():
             key, sep, value = item.partition("=")
             if not sep:
-                self.bad(flag, "not KEY=VALUE", item, "KEY=VALUE")
+                self.bad(flag, "not NAME=VALUE", item, "NAME=VALUE")
                 continue
             if env and not _ENV_NAME.fullmatch(key):
                 self.bad(flag, "not a variable name", key, "letters, digits and '_'")
