@@ -27,6 +27,8 @@ if TYPE_CHECKING:
 
     from vtrain import checkpoints, hypertune, plugins, storage
     from vtrain.checkpoints import Checkpoint, CheckpointManager
+    from vtrain.excepthook import one_line_errors
+    from vtrain.outputs import print_outputs
     from vtrain.preemption import PreemptionHandler
 
 __version__ = "0.1.0"
@@ -41,6 +43,8 @@ _LAZY = {
     "CheckpointManager": ("vtrain.checkpoints", "CheckpointManager"),
     "Checkpoint": ("vtrain.checkpoints", "Checkpoint"),
     "PreemptionHandler": ("vtrain.preemption", "PreemptionHandler"),
+    "one_line_errors": ("vtrain.excepthook", "one_line_errors"),
+    "print_outputs": ("vtrain.outputs", "print_outputs"),
 }
 
 
@@ -71,6 +75,8 @@ __all__ = [
     "VtrainError",
     "checkpoints",
     "hypertune",
+    "one_line_errors",
     "plugins",
+    "print_outputs",
     "storage",
 ]

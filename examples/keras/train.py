@@ -17,6 +17,10 @@ import time
 
 import vtrain
 
+# Before the framework's import: a missing framework or a vtrain error then ends the script
+# with one line that says what to do (`pip install "vtrain[tensorflow]"`), not a traceback.
+vtrain.one_line_errors()
+
 FEATURES = 8
 
 
@@ -64,8 +68,10 @@ def main() -> None:
     if args.epoch_delay:
         callbacks.append(keras.callbacks.LambdaCallback(
             on_epoch_end=lambda epoch, logs: time.sleep(args.epoch_delay)))  # fmt: skip
+    # shuffle=False: a tf.data dataset keeps its own order (Keras warns that it ignores True).
     model.fit(dataset, epochs=args.epochs, steps_per_epoch=args.samples // args.batch_size,
-              initial_epoch=initial_epoch, callbacks=callbacks, verbose=2)  # fmt: skip
+              initial_epoch=initial_epoch, callbacks=callbacks, shuffle=False,
+              verbose=2)  # fmt: skip
 
     best = handle.best(model)  # the best epoch's weights (and optimizer state) become the model
     if best is not None:
@@ -75,6 +81,7 @@ def main() -> None:
     saved = handle.save_model(model)
     if saved:
         print(f"model saved to {saved}", flush=True)
+    vtrain.print_outputs()  # run alone: where the model, checkpoints, logs and metric are
 
 
 if __name__ == "__main__":

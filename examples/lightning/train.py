@@ -13,11 +13,16 @@ from __future__ import annotations
 import argparse
 import json
 
+import vtrain
+
+# Before the framework's import: a missing framework or a vtrain error then ends the script
+# with one line that says what to do (`pip install "vtrain[lightning]"`), not a traceback.
+vtrain.one_line_errors()
+
 import lightning as L
 import torch
 from torch.utils.data import DataLoader, TensorDataset
 
-import vtrain
 from vtrain_pytorch.lightning import resume_path, trainer_options
 
 FEATURES = 8
@@ -78,6 +83,7 @@ def main() -> None:
     handle.save_model(model)  # the chief writes AIP_MODEL_DIR (gs:// included)
     handle.barrier()
     handle.close()
+    vtrain.print_outputs()  # run alone: where the model, checkpoints, logs and metric are
 
 
 if __name__ == "__main__":

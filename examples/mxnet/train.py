@@ -17,9 +17,13 @@ import argparse
 import json
 import time
 
-import numpy as np
-
 import vtrain
+
+# Before the framework's import: a missing framework or a vtrain error then ends the script
+# with one line that says what to do (`pip install "vtrain[mxnet]"`), not a traceback.
+vtrain.one_line_errors()
+
+import numpy as np
 
 FEATURES = 8
 
@@ -99,6 +103,7 @@ def main() -> None:
             float(v) for p in net.collect_params().values() for v in p.data().asnumpy().ravel()
         ]
         print("final parameters", json.dumps(values))
+    vtrain.print_outputs()  # run alone: where the model, checkpoints, logs and metric are
 
 
 if __name__ == "__main__":

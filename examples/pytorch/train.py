@@ -17,10 +17,15 @@ import argparse
 import json
 import time
 
+import vtrain
+
+# Before the framework's import: a missing framework or a vtrain error then ends the script
+# with one line that says what to do (`pip install "vtrain[pytorch]"`), not a traceback.
+vtrain.one_line_errors()
+
 import torch
 from torch.utils.data import DataLoader, TensorDataset
 
-import vtrain
 from vtrain_pytorch.state import TrainingState
 
 FEATURES = 8
@@ -96,6 +101,7 @@ def main() -> None:
     print("final parameters " + json.dumps(params), flush=True)
     handle.barrier()  # every replica has printed before the chief ends the job
     handle.close()
+    vtrain.print_outputs()  # run alone: where the model, checkpoints, logs and metric are
 
 
 if __name__ == "__main__":

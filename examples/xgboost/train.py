@@ -14,10 +14,14 @@ import argparse
 import hashlib
 import json
 
+import vtrain
+
+# Before the framework's import: a missing framework or a vtrain error then ends the script
+# with one line that says what to do (`pip install "vtrain[xgboost]"`), not a traceback.
+vtrain.one_line_errors()
+
 import numpy as np
 import xgboost as xgb
-
-import vtrain
 
 FEATURES = 8
 
@@ -97,6 +101,7 @@ def main() -> None:
             ),
             flush=True,
         )
+    vtrain.print_outputs()  # run alone: where the model, checkpoints, logs and metric are
 
 
 if __name__ == "__main__":

@@ -14,6 +14,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from vtrain.local.plan import Plan
+
 _EXAMPLE = """\
 examples:
   vtrain local run --workers 2 -- python train.py --epochs 3
@@ -25,7 +27,9 @@ Each replica gets the environment its platform would give it (CLUSTER_SPEC,
 TF_CONFIG, AIP_* directories, CLOUD_ML_* ids, or the kubeflow/torchrun
 variables) and a free port on 127.0.0.1. The job succeeds when the chief
 exits 0; the other replicas are then stopped. A replica that fails, or that
---kill kills, is restarted from the beginning on the same address.
+--kill kills, is restarted from the beginning on the same address; the peers
+of a killed replica are expected to fail too, and restart. A job that
+succeeds ends with where its model, checkpoints and logs are.
 """
 
 
@@ -143,12 +147,32 @@ def _run(args: argparse.Namespace) -> int:
             f"cannot run the job: {e.strerror}", value=f"{plan.size} replicas", hint=hint_for(e)
         ) from e
     try:
+        if status == 0:
+            print(_outputs(plan), flush=True)
         sys.stdout.flush()
     except OSError:
         # Whoever read our output left (`| head`): let the interpreter's last flush go
         # nowhere, or it would turn the job's exit status into 120.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return status
+
+
+def _outputs(plan: Plan) -> str:
+    """Where the job's model, checkpoints, logs and metrics are: a line each."""
+    from vtrain.context import output_dirs
+    from vtrain.local.environment import metric_file
+    from vtrain.local.output import log_path
+    from vtrain.outputs import summary
+
+    dirs = output_dirs(plan.output_dir, plan.trial_id)
+    rows = [
+        ("model", dirs["AIP_MODEL_DIR"]),
+        ("checkpoints", dirs["AIP_CHECKPOINT_DIR"]),
+        ("TensorBoard logs", dirs["AIP_TENSORBOARD_LOG_DIR"]),
+        ("tuning metrics", os.path.dirname(metric_file(plan, plan.replicas()[0])) + os.sep),
+        ("replica logs", os.path.dirname(log_path(plan.trial_dir, "chief")) + os.sep),
+    ]
+    return summary(rows, dirs["AIP_TENSORBOARD_LOG_DIR"])
 
 
 def _rehearsal(args: argparse.Namespace) -> dict[str, Any]:

@@ -6,6 +6,7 @@ import argparse
 import os
 import signal
 import sys
+from collections.abc import Mapping
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
@@ -14,6 +15,30 @@ from vtrain.errors import UsageError
 
 if TYPE_CHECKING:
     from vtrain.tune.results import StudyResult, Trial
+    from vtrain.tune.runner import StudyRunner
+
+
+_STUDY_FILE = """\
+a study file (Vertex's StudySpec and trial counts; YAML, or the same fields in JSON):
+  metrics:
+    - metric_id: loss          # the tag the script reports: vtrain.hypertune.report(v, tag="loss")
+      goal: MINIMIZE           # or MAXIMIZE
+  parameters:                  # each reaches COMMAND as --parameter_id=value
+    - parameter_id: learning_rate
+      double_value_spec: {min_value: 0.001, max_value: 0.3}
+      scale_type: UNIT_LOG_SCALE
+    - parameter_id: batch_size
+      discrete_value_spec: {values: [16, 32, 64]}   # also integer_ and categorical_value_spec
+  algorithm: RANDOM_SEARCH     # GRID_SEARCH; ALGORITHM_UNSPECIFIED is model-based (optuna)
+  max_trial_count: 8
+  parallel_trial_count: 2
+
+metric_id must be the tag the script reports under; a report without a tag uses
+CLOUD_ML_HP_METRIC_TAG, which vtrain tune sets to metric_id. YAML and
+ALGORITHM_UNSPECIFIED need the tune extra (pip install "vtrain[tune]"); JSON and
+the other algorithms need nothing. examples/pytorch/study.yaml is a complete one:
+  vtrain tune --study examples/pytorch/study.yaml -- python examples/pytorch/train.py
+"""
 
 
 def add_parser(subparsers: Any) -> None:
@@ -24,6 +49,8 @@ def add_parser(subparsers: Any) -> None:
         description="Run each trial of a study as the platform would: COMMAND gets the parameters "
         "as --name=value flags, its own trial id, metric file and output folder. Run it again "
         "into the same folder to resume.",
+        epilog=_STUDY_FILE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument(
         "--study",
@@ -34,7 +61,8 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument(
         "--output-dir",
         metavar="DIR",
-        help="where trials and study.json go (default: vtrain-output/<study name>)",
+        help="where trials and study.json go (default: vtrain-output/tune/ and the study "
+        "file's path, with study.yaml as study-yaml: one folder per study file)",
     )
     p.add_argument(
         "--parallel",
@@ -103,10 +131,7 @@ def run(args: argparse.Namespace) -> int:
             f"vtrain tune: note: {args.study}: {field} is ignored by the local runner",
             file=sys.stderr,
         )
-    output_dir = args.output_dir
-    if output_dir is None:
-        base = os.environ.get("VTRAIN_OUTPUT_DIR") or "vtrain-output"
-        output_dir = os.path.join(base, os.path.splitext(os.path.basename(args.study))[0])
+    output_dir = args.output_dir or default_output_dir(args.study, os.environ)
     runner = StudyRunner(
         study,
         command,
@@ -146,7 +171,50 @@ def run(args: argparse.Namespace) -> int:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     print(redact_text(summary(study, _shown(result))))
+    if result.best is not None:
+        print(redact_text(_outputs(runner, result.best.trial_id)))
     return 0 if result.status == SUCCEEDED else 1
+
+
+def default_output_dir(study_file: str, environ: Mapping[str, str]) -> str:
+    """``vtrain-output/tune/<the study file's path, its suffix a part of the name>``.
+
+    One folder per study file: study.yaml and study.json, or two folders' study.yaml, are
+    different studies, and a folder holds one (a second one's search space is refused).
+    """
+    base = environ.get("VTRAIN_OUTPUT_DIR") or "vtrain-output"
+    path = os.path.abspath(study_file)
+    if os.path.commonpath([os.getcwd(), path]) == os.getcwd():
+        path = os.path.relpath(path)
+    folder, name = os.path.split(path.lstrip(os.sep))
+    stem, suffix = os.path.splitext(name)
+    return os.path.join(base, "tune", folder, f"{stem}-{suffix[1:]}" if suffix else stem)
+
+
+def _outputs(runner: StudyRunner, trial_id: str) -> str:
+    """Where the best trial's model, checkpoints, logs and metric are; TensorBoard for all."""
+    from vtrain.context import output_dirs
+    from vtrain.outputs import summary
+    from vtrain.tune.trial_env import trial_metric_file, trial_plan
+
+    dirs = output_dirs(runner.output_dir, trial_id)
+    r = runner.replicas
+    plan = trial_plan(
+        runner.command,
+        runner.output_dir,
+        trial_id,
+        workers=r.workers,
+        ps=r.ps,
+        evaluators=r.evaluators,
+    )
+    rows = [
+        ("model", dirs["AIP_MODEL_DIR"]),
+        ("checkpoints", dirs["AIP_CHECKPOINT_DIR"]),
+        ("TensorBoard logs", dirs["AIP_TENSORBOARD_LOG_DIR"]),
+        ("tuning metric", trial_metric_file(plan)),
+    ]
+    # TensorBoard finds every trial's logs below the study's folder, one run each.
+    return summary(rows, runner.output_dir, title=f"outputs of the best trial, {trial_id}:")
 
 
 def _shown_trial(trial: Trial) -> Trial:

@@ -159,6 +159,8 @@ class _Supervisor:
         self._success_deadline: float | None = None
         self._outcome: tuple[str, int, str] | None = None
         self._job_restarts = 0
+        self._last_kill: tuple[str, float] | None = None
+        """The replica --kill killed last, and when."""
         self._finished = False
         self._poll = False  # set when a replica has no pidfd
         self._wake_r, self._wake_w = os.pipe()
@@ -306,6 +308,9 @@ class _Supervisor:
             return
         # A failure, or a replica whose "machine" was killed: the platform restarts it.
         why = "was killed (--kill)" if slot.injected else f"exited with {how}"
+        killed = self._last_kill
+        if not slot.injected and killed and slot.started and slot.started <= killed[1]:
+            why += f", as expected after {killed[0]}'s kill"
         used = self._job_restarts if plan.restart_job else slot.restarts
         immediate = (
             not slot.injected
@@ -427,7 +432,14 @@ class _Supervisor:
             why = "the job is stopping" if ending else f"{slot.name} is not running"
             self._out.note(f"--kill {kill}: {why}; nothing to kill")
             return
-        self._out.note(f"--kill {kill}: sending {kill.signal.name} to {slot.name}", slot.name)
+        # Its peers' tracebacks follow (a collective lost a member): say first that they are
+        # the rehearsal working, not a second failure.
+        self._out.note(
+            f"--kill {kill}: sending {kill.signal.name} to {slot.name}; replicas that train "
+            "with it are expected to fail too, and restart",
+            slot.name,
+        )
+        self._last_kill = (slot.name, time.monotonic())
         slot.injected = True
         slot.proc.signal(kill.signal)
         if kill.signal != signal.SIGKILL:

@@ -19,3 +19,25 @@ def vtrain_extras() -> frozenset[str]:
 def real_extra(name: str | None) -> str | None:
     """`name` when vtrain declares that extra, else None."""
     return name if name is not None and name in vtrain_extras() else None
+
+
+# Top-level modules a vtrain extra installs (pyproject.toml's extras, read the other way), for
+# the hint of a script that imports one that is missing.
+_EXTRA_OF_MODULE = {
+    "torch": "pytorch",
+    "lightning": "lightning",
+    "pytorch_lightning": "lightning",
+    "tensorboardX": "lightning",
+    "tensorflow": "tensorflow",
+    "tf_keras": "tensorflow",
+    "tensorboard": "tensorflow",
+    "mxnet": "mxnet",
+    "xgboost": "xgboost",
+    "optuna": "tune",
+    "yaml": "tune",
+}
+
+
+def extra_for_module(module: str) -> str | None:
+    """The vtrain extra that installs `module` (``torch.nn`` -> pytorch), else None."""
+    return _EXTRA_OF_MODULE.get(module.partition(".")[0])

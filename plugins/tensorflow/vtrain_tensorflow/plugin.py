@@ -30,13 +30,17 @@ class TensorFlowPlugin(Plugin):
     def environment(
         self, info: ClusterInfo, environ: Mapping[str, str], **options: object
     ) -> dict[str, str | None]:
-        """TF_CONFIG (removed for a single process), the Keras choice, gRPC's fail-fast mode."""
+        """TF_CONFIG (removed for a single process), the Keras choice, quiet C++ logs, gRPC."""
         config = tf_config_for(info)
         variables: dict[str, str | None] = {
             "TF_CONFIG": None if config is None else json.dumps(config)
         }
         if wanted(info) == LEGACY:
             variables[VARIABLE] = "1"
+        if "TF_CPP_MIN_LOG_LEVEL" not in environ:
+            # TensorFlow's C++ start-up log (no CUDA driver on a CPU machine: "failed call to
+            # cuInit") would be half of a small job's output; what fails reaches Python anyway.
+            variables["TF_CPP_MIN_LOG_LEVEL"] = "3"
         if uses_parameter_servers(info) and "GRPC_FAIL_FAST" not in environ:
             # The coordinator should not fail a whole step when one worker is slow to answer.
             variables["GRPC_FAIL_FAST"] = "use_caller"

@@ -1,0 +1,96 @@
+"""The README's command blocks, read from the README itself, and a way to run one as written.
+
+A `<!-- readme-test: SESSION -->` line above a fenced block says which test
+session runs it: `core`, or a framework (`pytorch`, `tensorflow`, `mxnet`,
+`xgboost`) whose session has that framework; `skip (why)` for a block no CI
+can run; `same as PATH` for a block that shows a file of the repository. Every
+bash or python block must say one (tests/core/test_readme.py), so a block added
+or edited in the README is a block tested.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+COMMANDS = ("bash", "python")
+SESSIONS = ("core", "pytorch", "tensorflow", "mxnet", "xgboost")
+
+_BLOCK = re.compile(
+    r"(?:<!-- readme-test: (?P<marker>[^>]*?) -->\n)?```(?P<language>\w*)\n(?P<text>.*?)^```$",
+    re.MULTILINE | re.DOTALL,
+)
+
+# `pip` in a block installs what the session already has: this one checks that the
+# extras it names exist, and installs nothing.
+_PIP = f"""#!{sys.executable}
+import sys
+from importlib.metadata import metadata
+extras = metadata("vtrain").get_all("Provides-Extra")
+args = sys.argv[1:]
+for flag, value in zip(args, args[1:]):
+    if flag == "-c" and not open(value):
+        sys.exit(f"pip: no constraints file {{value}}")
+for arg in args:
+    if "[" in arg:
+        for extra in arg[arg.index("[") + 1 : arg.index("]")].split(","):
+            if extra not in extras:
+                sys.exit(f"pip: vtrain has no extra {{extra!r}}")
+"""
+
+
+@dataclass(frozen=True)
+class Block:
+    """One fenced block of the README."""
+
+    language: str
+    text: str
+    marker: str | None
+    line: int
+
+    @property
+    def session(self) -> str | None:
+        """The session that runs it; None for a skipped block or one that is no command."""
+        return self.marker if self.marker in SESSIONS else None
+
+    def __str__(self) -> str:
+        return f"README.md:{self.line}"
+
+
+def blocks() -> list[Block]:
+    """Every fenced block of the README, in order."""
+    text = README.read_text()
+    return [
+        Block(m["language"], m["text"], m["marker"], text.count("\n", 0, m.start("text")))
+        for m in _BLOCK.finditer(text)
+    ]
+
+
+def blocks_for(session: str) -> list[Block]:
+    """The command blocks `session` runs."""
+    return [b for b in blocks() if b.session == session]
+
+
+def run_block(block: Block, folder: Path, timeout: float = 240) -> subprocess.CompletedProcess[str]:
+    """Run `block` in `folder` as a reader would paste it, with this interpreter's `vtrain`."""
+    (folder / "examples").symlink_to(ROOT / "examples")
+    (folder / "tests").symlink_to(ROOT / "tests")
+    shims = folder / ".shims"
+    shims.mkdir()
+    (shims / "pip").write_text(_PIP)
+    (shims / "pip").chmod(0o755)
+    path = os.pathsep.join([str(shims), str(Path(sys.executable).parent), os.environ["PATH"]])
+    env = {**os.environ, "PATH": path, "NO_COLOR": "1"}
+    env.pop("TF_CPP_MIN_LOG_LEVEL", None)  # tests/tensorflow's conftest sets it; a reader has not
+    command = ["bash", "-e", "-c", block.text] if block.language == "bash" else [
+        sys.executable, "-c", block.text
+    ]  # fmt: skip
+    return subprocess.run(
+        command, cwd=folder, env=env, capture_output=True, text=True, timeout=timeout
+    )
