@@ -25,26 +25,9 @@ import uuid
 from pathlib import Path
 
 _ESCAPER = Path(__file__).parents[1] / "tests" / "core" / "local" / "replicas" / "escaper.py"
-_MARK = "VTRAIN_KILL_CAMPAIGN_MARK"
-
-
-def _marked(mark: str) -> list[int]:
-    """Live processes whose environment carries `mark`."""
-    needle = f"{_MARK}={mark}".encode()
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/environ", "rb") as f:
-                marked = needle in f.read().split(b"\0")
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                state = f.read().rsplit(b")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if marked and state not in (b"Z", b"X"):
-            found.append(int(entry))
-    return found
+# The marker and its /proc scan are the local-cluster tests' own.
+sys.path.insert(0, str(Path(__file__).parents[1] / "tests" / "core" / "local"))
+from local_procs import MARK, marked  # noqa: E402
 
 
 def _command_line(pid: int) -> str:
@@ -62,7 +45,7 @@ def one_kill(args: argparse.Namespace, after: float, work: Path) -> tuple[list[s
     command = [sys.executable, "-m", "vtrain", "local", "run", "--workers", str(args.workers)]
     command += ["--ps", str(args.ps), "--output-dir", str(work / "out" / mark), "--"]
     command += [sys.executable, str(_ESCAPER), str(records), "--sleep", "600"]
-    env = {**os.environ, _MARK: mark, "NO_COLOR": "1"}
+    env = {**os.environ, MARK: mark, "NO_COLOR": "1"}
     vtrain = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     time.sleep(after)
     vtrain.send_signal(signal.SIGKILL)
@@ -70,7 +53,7 @@ def one_kill(args: argparse.Namespace, after: float, work: Path) -> tuple[list[s
     killed_at = time.monotonic()
     escaped = records / "escaped"
     started = len(list(escaped.iterdir())) if escaped.exists() else 0
-    while (left := _marked(mark)) and time.monotonic() - killed_at < args.settle:
+    while (left := marked(mark)) and time.monotonic() - killed_at < args.settle:
         time.sleep(0.02)
     cleaned = time.monotonic() - killed_at
     survivors = [f"{pid} {_command_line(pid)}" for pid in left]

@@ -94,3 +94,16 @@ def run_block(block: Block, folder: Path, timeout: float = 240) -> subprocess.Co
     return subprocess.run(
         command, cwd=folder, env=env, capture_output=True, text=True, timeout=timeout
     )
+
+
+def check_clean_run(block: Block, done: subprocess.CompletedProcess[str]) -> str:
+    """What every session asks of a block: it succeeded, without a traceback, and said where
+    its outputs went; returns stdout and stderr together."""
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output
+    assert "Traceback" not in output
+    if "vtrain local run" in block.text:  # the job ends with where its outputs are
+        assert "tensorboard --logdir vtrain-output/local/" in done.stdout
+    if "python examples/" in block.text.split("vtrain local run")[0]:  # a run alone, too
+        assert "outputs of this run:" in done.stdout
+    return output

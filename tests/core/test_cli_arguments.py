@@ -8,17 +8,15 @@ control character in the argument as it is.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import math
 import re
 
 import pytest
+from cli_runner import run_main
 from fuzzing import examples
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vtrain.cli import main
 from vtrain.cli.arguments import integer, seconds
 from vtrain.cluster.fields import MAX_DIGITS
 
@@ -56,23 +54,13 @@ def test_seconds_are_finite_ascii_numbers(text: str) -> None:
     assert math.isfinite(value) and text.isascii()
 
 
-def _run(argv: list[str]) -> tuple[int, str]:
-    err = io.StringIO()
-    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-        try:
-            status = main(argv)
-        except SystemExit as e:  # argparse
-            status = e.code if isinstance(e.code, int) else 1
-    return status, err.getvalue()
-
-
 @examples(200)
 @given(
     flag=st.sampled_from(["--parallel", "--seed", "--workers", "--ps", "--evaluators"]),
     text=texts,
 )
 def test_tune_answers_any_number_with_one_line(flag: str, text: str) -> None:
-    status, err = _run(["tune", "--study", "/nonexistent/study.json", flag, text, "--", "x"])
+    status, err = run_main(["tune", "--study", "/nonexistent/study.json", flag, text, "--", "x"])
     assert status == 2
     assert len(err.splitlines()) == 1 and err.startswith("vtrain tune"), err
     assert err.rstrip("\n").isprintable()
@@ -84,7 +72,7 @@ def test_tune_answers_any_number_with_one_line(flag: str, text: str) -> None:
     junk=st.lists(st.text(st.characters(exclude_characters="\x00"), min_size=1), min_size=1),
 )
 def test_a_bad_command_line_is_one_printable_line(command: list[str], junk: list[str]) -> None:
-    status, err = _run([*command, "--no-such-flag", *junk])
+    status, err = run_main([*command, "--no-such-flag", *junk])
     assert status == 2
     assert err.count("\n") == 1 and err.rstrip("\n").isprintable(), err
     assert "--help" in err  # where the usage went
@@ -101,7 +89,7 @@ def test_a_bad_command_line_is_one_printable_line(command: list[str], junk: list
     ],
 )  # fmt: skip
 def test_each_error_names_the_argument(argv: list[str], match: str) -> None:
-    status, err = _run(argv)
+    status, err = run_main(argv)
     assert status == 2 and re.search(match, err), err
 
 
@@ -112,6 +100,6 @@ def test_each_error_names_the_argument(argv: list[str], match: str) -> None:
 )
 def test_a_path_with_a_newline_stays_on_one_line(name: str, uri: str) -> None:
     # The path is named as the error's source, not quoted as its value: it must be escaped too.
-    status, err = _run(["tune", "--study", f"{uri}no-such-dir/{name}", "--", "x"])
+    status, err = run_main(["tune", "--study", f"{uri}no-such-dir/{name}", "--", "x"])
     assert status == 2
     assert err.count("\n") == 1 and err.rstrip("\n").isprintable(), err

@@ -7,17 +7,15 @@ C int of milliseconds; counts and indexes come as text that int() refuses past
 
 from __future__ import annotations
 
-import contextlib
-import io
 import re
 import sys
 
 import pytest
+from cli_runner import run_main
 from fuzzing import examples
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vtrain.cli import main
 from vtrain.errors import UsageError, VtrainError
 from vtrain.local import Kill, Plan
 from vtrain.local.plan import MAX_SECONDS
@@ -97,23 +95,13 @@ def test_more_replicas_than_descriptors_are_refused_up_front(count: int, flag: s
 def test_the_cli_answers_any_number_with_one_line(flag: str, text: str) -> None:
     # The command does not exist, so nothing ever starts: only the answer is looked at.
     argv = ["local", "run", flag, text, "--", "/nonexistent/vtrain-test-program"]
-    status, err = _run(argv)
+    status, err = run_main(argv)
     assert status == 2
     # One line, or one per problem when several are reported together.
     first, *more = err.splitlines()
     assert first.startswith("vtrain local") and "Traceback" not in err, err
     assert not more or (first.endswith("problems:") and all(m.startswith("  ") for m in more))
     assert all(line.isprintable() for line in (first, *more))
-
-
-def _run(argv: list[str]) -> tuple[int, str]:
-    err = io.StringIO()
-    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-        try:
-            status = main(argv)
-        except SystemExit as e:  # argparse
-            status = e.code if isinstance(e.code, int) else 1
-    return status, err.getvalue()
 
 
 @pytest.mark.parametrize(
@@ -129,6 +117,6 @@ def _run(argv: list[str]) -> tuple[int, str]:
     ],
 )
 def test_each_number_error_names_the_flag(args: list[str], match: str) -> None:
-    status, err = _run(["local", "run", *args, "--", *PY])
+    status, err = run_main(["local", "run", *args, "--", *PY])
     assert status == 2 and re.search(match, err), err
     assert "Traceback" not in err
