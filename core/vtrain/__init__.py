@@ -25,7 +25,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from vtrain import checkpoints, hypertune, plugins, storage
+    from vtrain import checkpoints, data, hypertune, plugins, storage
     from vtrain.checkpoints import Checkpoint, CheckpointManager
     from vtrain.excepthook import one_line_errors
     from vtrain.outputs import print_outputs
@@ -40,6 +40,7 @@ _LAZY = {
     "hypertune": ("vtrain.hypertune", None),
     "storage": ("vtrain.storage", None),
     "checkpoints": ("vtrain.checkpoints", None),
+    "data": ("vtrain.data", None),
     "CheckpointManager": ("vtrain.checkpoints", "CheckpointManager"),
     "Checkpoint": ("vtrain.checkpoints", "Checkpoint"),
     "PreemptionHandler": ("vtrain.preemption", "PreemptionHandler"),
@@ -74,6 +75,7 @@ __all__ = [
     "UsageError",
     "VtrainError",
     "checkpoints",
+    "data",
     "hypertune",
     "one_line_errors",
     "plugins",

@@ -25,7 +25,7 @@ from vtrain.frozen import Frozen
 DEFAULT_METRIC_FILE = "/tmp/hypertune/output.metrics"
 DEFAULT_METRIC_TAG = "training/hptuning/metric"
 DEFAULT_OUTPUT_DIR = "vtrain-output"
-DATA_FORMATS = ("jsonl", "csv", "bigquery")
+DATA_FORMATS = ("jsonl", "csv", "tf-record", "bigquery")
 # The folders Vertex makes under a job's baseOutputDirectory, and the variables naming them.
 OUTPUT_FOLDERS = {
     "AIP_MODEL_DIR": "model",

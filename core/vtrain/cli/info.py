@@ -32,11 +32,36 @@ def add_parser(sub: Any) -> None:
         ),
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(
+        "--data",
+        action="store_true",
+        help="also show the dataset variables and how many files each split expands to "
+        "(lists the files: one request per split on gs://)",
+    )
     parser.set_defaults(run=run)
 
 
-def describe(environ: Any = None) -> dict[str, Any]:
-    """Everything `vtrain info` shows, as one JSON-ready dict."""
+def data_summary(environ: Any) -> dict[str, Any]:
+    """AIP_DATA_FORMAT and, per split, its URI and how many files it expands to (or why not)."""
+    from vtrain.data.listing import expand
+    from vtrain.data.splits import FORMAT_VARIABLE, SPLITS, split_uri
+    from vtrain.errors import VtrainError
+
+    splits: dict[str, Any] = {}
+    for split, variable in SPLITS.items():
+        entry: dict[str, Any] = {"variable": variable, "uri": environ.get(variable) or None}
+        try:
+            uri, _, where = split_uri(split, environ)
+            if uri is not None:
+                entry["files"] = len(expand(uri, where=where, environ=environ))
+        except VtrainError as e:
+            entry["error"] = str(e)
+        splits[split] = entry
+    return {"format": environ.get(FORMAT_VARIABLE) or None, "splits": splits}
+
+
+def describe(environ: Any = None, *, data: bool = False) -> dict[str, Any]:
+    """Everything `vtrain info` shows, as one JSON-ready dict; `data` lists the splits' files."""
     env = os.environ if environ is None else environ
     info = ClusterInfo.from_env(env)
     context = RunContext.from_env(env, trial_id=info.trial_id)
@@ -49,6 +74,8 @@ def describe(environ: Any = None) -> dict[str, Any]:
     result["region"] = context.region
     result["metric_file"] = context.metric_file
     result["plugins"] = plugins.status(env)
+    if data:
+        result["data"] = data_summary(env)
     # All of it: args and env values are not the only places a URL carries user:password@.
     redacted: dict[str, Any] = redact(result)
     return redacted
@@ -56,7 +83,7 @@ def describe(environ: Any = None) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     """Print the description, for a person or as JSON."""
-    described = describe()
+    described = describe(data=args.data)
     if args.json:
         print(json.dumps(described, sort_keys=True))
         return 0
@@ -88,6 +115,17 @@ def run(args: argparse.Namespace) -> int:
         )
     if not described["plugins"]:
         lines.append("  (none installed)")
+    if args.data:
+        data = described["data"]
+        lines.append(f"data         format {data['format'] or '- (from each file suffix)'}")
+        for split, entry in data["splits"].items():
+            if entry["uri"] is None:
+                shown = f"- ({entry['variable']} is not set)"
+            elif "error" in entry:
+                shown = f"{entry['uri']}  [{entry['error']}]"
+            else:
+                shown = f"{entry['uri']}  ({entry['files']} files)"
+            lines.append(f"  {split:<17}{shown}")
     # Escaped line by line: any of these values may hold a control character or a lone surrogate.
     print("\n".join(printable(line) for line in lines))
     return 0

@@ -201,6 +201,18 @@ class GcsLocation(Location):
             self.bucket_name, prefix=f"{key}/" if key else "", delimiter=delimiter
         )
 
+    def list_objects(self, start: str = "") -> list[str]:
+        """Sorted names, below this prefix, of every object whose name begins with `start`.
+
+        `start` is a raw name prefix ("data/training-"), not a folder; the listing is
+        recursive and skips folder placeholders. `vtrain.data` expands patterns with it.
+        """
+        key = f"{self.prefix}/" if self.prefix else ""
+        with _api_errors("list", self.uri, start):
+            blobs = self.client.list_blobs(self.bucket_name, prefix=key + start)
+            names = [b.name[len(key) :] for b in blobs if not b.name.endswith("/")]
+        return sorted(names)
+
     def exists(self, name: str = "") -> bool:
         with _api_errors("look up", self.uri, name):
             if name and self._blob(name).exists():

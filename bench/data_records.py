@@ -1,0 +1,141 @@
+"""Streaming records with vtrain.data, side by side with the plain loops they replace.
+
+    python bench/data_records.py [--mib 200] [--runs 5]
+
+JSON Lines: `records()` against `for line in open(path): json.loads(line)`
+(target: at least 0.9x its rate). TFRecord: `records()` reading and checking
+every record, its rate in MB/s, and `tf.data.TFRecordDataset` iterated eagerly
+beside it when TensorFlow imports (target: at least 0.8x).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import struct
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from compare import report  # noqa: E402
+
+from vtrain.data import records  # noqa: E402
+from vtrain.data.crc32c import masked_crc32c  # noqa: E402
+
+
+def rate(mib: float, work: Callable[[], int]) -> float:
+    """MB/s of one pass of `work` over `mib` MiB."""
+    start = time.perf_counter()
+    work()
+    return mib * 1.048576 / (time.perf_counter() - start)
+
+
+def write_jsonl(path: str, mib: int) -> None:
+    rows = [
+        json.dumps({"id": i, "text": "word " * 20, "label": i % 7, "v": [0.5, 1.5]})
+        for i in range(10_000)
+    ]
+    block = ("\n".join(rows) + "\n").encode()
+    with open(path, "wb") as f:
+        for _ in range(mib * (1 << 20) // len(block) + 1):
+            f.write(block)
+
+
+def write_tfrecord(path: str, mib: int) -> None:
+    out = bytearray()
+    for i in range(1000):
+        data = os.urandom(200 + i % 800)
+        length = struct.pack("<Q", len(data))
+        out += length + struct.pack("<I", masked_crc32c(length))
+        out += data + struct.pack("<I", masked_crc32c(data))
+    with open(path, "wb") as f:
+        for _ in range(mib * (1 << 20) // len(out) + 1):
+            f.write(out)
+
+
+def plain_jsonl(path: str) -> int:
+    n = 0
+    with open(path) as f:  # the loop the issue names: `for line in open(path)`
+        for line in f:
+            json.loads(line)
+            n += 1
+    return n
+
+
+def ours(path: str, **kw: bool) -> int:
+    return sum(1 for _ in records(uri=path, rank=0, world_size=1, environ={}, **kw))
+
+
+def tf_dataset(path: str) -> Callable[[], int] | None:
+    try:
+        import tensorflow as tf
+
+        tf.data.TFRecordDataset  # noqa: B018 - a namespace package without TensorFlow has none
+    except (ImportError, AttributeError):
+        return None
+    return lambda: sum(1 for _ in tf.data.TFRecordDataset(path))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mib", type=int, default=200, help="size of each test file")
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        jsonl, tfrecord = os.path.join(folder, "d.jsonl"), os.path.join(folder, "d.tfrecord")
+        write_jsonl(jsonl, args.mib)
+        write_tfrecord(tfrecord, args.mib)
+        mib = os.path.getsize(jsonl) / (1 << 20)
+        results: dict[str, list[float]] = {"vtrain.data.records": [], "open + json.loads": []}
+        for _ in range(args.runs):  # interleaved, so both see the same machine load
+            results["open + json.loads"].append(rate(mib, lambda: plain_jsonl(jsonl)))
+            results["vtrain.data.records"].append(rate(mib, lambda: ours(jsonl)))
+        report(
+            f"JSON Lines, {mib:.0f} MiB",
+            results,
+            unit="MB/s",
+            ours="vtrain.data.records",
+            theirs="open + json.loads",
+            target=">= 0.9x",
+        )
+
+        mib = os.path.getsize(tfrecord) / (1 << 20)
+        theirs = tf_dataset(tfrecord)
+        tf_results: dict[str, list[float]] = {
+            "vtrain.data.records": [],
+            "records(check_crc=False)": [],
+        }
+        if theirs is not None:
+            tf_results["tf.data.TFRecordDataset"] = []
+        for _ in range(args.runs):
+            tf_results["vtrain.data.records"].append(rate(mib, lambda: ours(tfrecord)))
+            tf_results["records(check_crc=False)"].append(
+                rate(mib, lambda: ours(tfrecord, check_crc=False))
+            )
+            if theirs is not None:
+                tf_results["tf.data.TFRecordDataset"].append(rate(mib, theirs))
+        if theirs is None:
+            report(
+                f"TFRecord, {mib:.0f} MiB (TensorFlow not installed: no tf.data column)",
+                tf_results,
+                unit="MB/s",
+                ours="vtrain.data.records",
+                theirs="records(check_crc=False)",
+                target="none; CRC cost only",
+            )
+        else:
+            report(
+                f"TFRecord, {mib:.0f} MiB",
+                tf_results,
+                unit="MB/s",
+                ours="vtrain.data.records",
+                theirs="tf.data.TFRecordDataset",
+                target=">= 0.8x",
+            )
+
+
+if __name__ == "__main__":
+    main()

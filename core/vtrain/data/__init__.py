@@ -1,0 +1,23 @@
+"""Input data: this replica's share of the dataset the platform names, streamed record by record.
+
+`files()` expands a split's AIP_*_DATA_URI (a local, /gcs/ or gs:// pattern),
+sorts it, and deals this replica its share; `records()` streams that share's
+JSON Lines, CSV or TFRecord records without loading a file into memory.
+Framework adapters build on `Share` and `read_share`.
+"""
+
+from vtrain.data.files import files
+from vtrain.data.records import FORMATS, check_format, format_of, read_share, records
+from vtrain.data.shares import Share
+from vtrain.data.splits import SPLITS
+
+__all__ = [
+    "FORMATS",
+    "SPLITS",
+    "Share",
+    "check_format",
+    "files",
+    "format_of",
+    "read_share",
+    "records",
+]

@@ -1,0 +1,103 @@
+"""`files()`: this replica's share of a split's files."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from vtrain.cluster import ClusterInfo
+from vtrain.data.listing import expand
+from vtrain.data.placement import reader_place
+from vtrain.data.shares import Share, check_place, deal
+from vtrain.data.splits import SPLITS, check_split, split_uri
+from vtrain.errors import ConfigError, UsageError
+
+
+def files(
+    split: str = "training",
+    *,
+    rank: int | None = None,
+    world_size: int | None = None,
+    by_record: bool = False,
+    uri: str | None = None,
+    environ: Mapping[str, str] | None = None,
+    gcs_mount: str | None = None,
+    fuse: bool | None = None,
+    client: Any = None,
+) -> Share:
+    """This replica's share of `split` (training, validation or test).
+
+    The files come from the split's AIP_*_DATA_URI (or `uri`), expanded and
+    sorted; `rank` and `world_size` default to this replica's place among the
+    cluster's trainers. `by_record=True` gives every reader every file and a
+    record stride instead, for a split of fewer files than readers.
+    """
+    env = os.environ if environ is None else environ
+    check_split(split)
+    if not isinstance(by_record, bool):
+        raise UsageError(
+            "not a bool", source="by_record", value=by_record, expected="True or False"
+        )
+    if rank is None and world_size is None:
+        place = reader_place(ClusterInfo.from_env(env), env, split)
+        if place is None:
+            return Share.empty(split)
+    elif rank is None or world_size is None:
+        given, missing = ("rank", "world_size") if world_size is None else ("world_size", "rank")
+        raise UsageError(
+            f"{given} is given but {missing} is not",
+            source=missing,
+            value=None,
+            expected="both, or neither (the cluster's trainers then decide)",
+        )
+    else:
+        place = check_place(rank, world_size)
+
+    pattern, data_format, where = split_uri(split, env, uri)
+    if pattern is None:
+        raise ConfigError(
+            "not set: no data for this split",
+            source=SPLITS[split],
+            expected="a file pattern such as gs://BUCKET/PATH/training-*.jsonl",
+            hint="Vertex sets it for a job on a managed dataset; set it yourself (or pass "
+            "uri=) anywhere else",
+        )
+    names = expand(pattern, where=where, environ=env, gcs_mount=gcs_mount, fuse=fuse, client=client)
+    if not names:
+        raise ConfigError(
+            "matches no file",
+            source=where,
+            value=pattern,
+            expected="a pattern that names at least one file",
+        )
+    reader, readers = place
+    if by_record:
+        return Share(
+            split=split,
+            uri=pattern,
+            files=names,
+            rank=reader,
+            world_size=readers,
+            record_shard=(reader, readers),
+            total_files=len(names),
+            format=data_format,
+        )
+    if len(names) < readers:
+        raise ConfigError(
+            f"{len(names)} file(s) for {readers} readers: some would read nothing",
+            source=where,
+            value=pattern,
+            expected=f"at least {readers} files to share by file",
+            hint="pass by_record=True: every reader then reads every file and keeps every "
+            f"{readers}th record",
+        )
+    return Share(
+        split=split,
+        uri=pattern,
+        files=deal(names, reader, readers),
+        rank=reader,
+        world_size=readers,
+        total_files=len(names),
+        format=data_format,
+    )
