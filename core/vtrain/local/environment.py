@@ -53,7 +53,11 @@ PLATFORM_PREFIXES = ("AIP_", "CLOUD_ML_", "TORCHELASTIC_", "PET_", "DMLC_")
 # Chosen by whoever starts the job (the study's metric tag), not by the job's position:
 # `vtrain tune` sets it for a distributed trial, and every replica must see it.
 # DMLC_INTERFACE names this machine's network interface for MXNet: the user's, not the job's.
-PASSED_THROUGH = frozenset({"CLOUD_ML_HP_METRIC_TAG", "DMLC_INTERFACE"})
+# The dataset variables name the job's input, the same on every replica (vtrain.data).
+DATA_VARIABLES = frozenset(
+    {"AIP_TRAINING_DATA_URI", "AIP_VALIDATION_DATA_URI", "AIP_TEST_DATA_URI", "AIP_DATA_FORMAT"}
+)
+PASSED_THROUGH = frozenset({"CLOUD_ML_HP_METRIC_TAG", "DMLC_INTERFACE"}) | DATA_VARIABLES
 
 Writer = Callable[[Plan, Sequence[Replica], Replica, int], dict[str, str]]
 

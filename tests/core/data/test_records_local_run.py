@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 from data_files import write_split
 
-# `vtrain local run` strips AIP_* from what replicas inherit (the platform sets them), so the
-# pattern travels as an argument and each replica sets the variable the platform would.
+# The dataset variables reach every replica from the environment of `vtrain local run`, as
+# Vertex gives every replica the same ones.
 SCRIPT = """
-import json, os, sys, vtrain.data
-os.environ["AIP_TRAINING_DATA_URI"] = sys.argv[1]
+import json, vtrain.data
 seen = [r["file"] + ":" + r["row"] for r in vtrain.data.records()]
 print("COUNT", json.dumps(seen), flush=True)
 """
@@ -37,8 +37,8 @@ def test_each_replica_reads_its_own_records(tmp_path: Path) -> None:
             sys.executable,
             "-c",
             SCRIPT,
-            pattern,
         ],
+        env={**os.environ, "AIP_TRAINING_DATA_URI": pattern, "AIP_DATA_FORMAT": "jsonl"},
         cwd=tmp_path,
         capture_output=True,
         text=True,

@@ -235,6 +235,14 @@ def test_the_metric_tag_chosen_by_the_study_reaches_every_replica() -> None:
     assert kept == {"CLOUD_ML_HP_METRIC_TAG": "accuracy", "PATH": "/b"}
 
 
+def test_the_dataset_variables_reach_every_replica_and_the_dirs_do_not() -> None:
+    from vtrain.local.environment import inherited
+
+    data = {"AIP_TRAINING_DATA_URI": "gs://b/train-*", "AIP_DATA_FORMAT": "csv"}
+    kept = inherited({**data, "AIP_MODEL_DIR": "gs://b/model/", "AIP_CHECKPOINT_DIR": "/c"})
+    assert kept == data
+
+
 def test_a_parents_source_override_does_not_reach_the_replicas() -> None:
     from vtrain.local.environment import inherited
 
