@@ -69,3 +69,11 @@ def run_alone(out: Path, command: list[str], *, timeout: float = 300) -> str:
     )
     assert done.returncode == 0, done.stdout + done.stderr
     return done.stdout
+
+
+def final_parameters(output: str) -> list[float]:
+    """The parameters a run alone printed last ("final parameters [...]"), as numbers.
+
+    Only that line: an example run by hand then says where its outputs went.
+    """
+    return list(json.loads(output.split("final parameters")[-1].splitlines()[0]))

@@ -38,6 +38,9 @@ _NAME = r"[A-Za-z_][\w.-]*"
 
 # scheme://userinfo@: greedy, so a password with an unescaped "@" is hidden whole.
 _URL_USERINFO = re.compile(r"([A-Za-z][\w+.-]*://)([^\s/?#\"'\\]*)@")
+# scheme://… running to the end of the text with no "@", "/" or blank: an excerpt cut inside
+# the userinfo ("https://TOKEN" of "https://TOKEN@host") reads like a host; hide it too.
+_URL_CUT = re.compile(r"([A-Za-z][\w+.-]*://)[^\s/?#\"'\\@]+\Z")
 # {"name": "API_TOKEN", "value": "..."} and the reverse order, in any JSON or repr text.
 _PAIR = re.compile(
     rf"(?P<h1>{_Q}name{_Q}\s*:\s*{_Q}(?P<n1>{_NAME}){_Q}\s*,\s*{_Q}value{_Q}\s*:\s*)(?P<v1>{_VALUE})"
@@ -90,6 +93,7 @@ def _hide_pair(match: re.Match[str]) -> str:
 def redact_text(text: str) -> str:
     """`text` with every secret value, in any shape this module knows, replaced by ***."""
     text = _URL_USERINFO.sub(lambda m: m.group(1) + HIDDEN + "@", text)
+    text = _URL_CUT.sub(lambda m: m.group(1) + HIDDEN, text)
     text = _PAIR.sub(_hide_pair, text)
     text = _ASSIGNMENT.sub(_hide_value, text)
     return _FLAG.sub(_hide_value, text)

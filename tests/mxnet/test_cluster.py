@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-from cluster_run import EXAMPLES, Run, local_run, run_alone
+from cluster_run import EXAMPLES, Run, final_parameters, local_run, run_alone
 
 JOB = [str(Path(__file__).parent / "scripts" / "job.py")]
 EXAMPLE = str(EXAMPLES / "mxnet" / "train.py")
@@ -31,7 +31,7 @@ def restarted(run: Run) -> list[str]:
 
 def alone(tmp_path: Path, args: list[str]) -> list[float]:
     output = run_alone(tmp_path / "alone", [EXAMPLE, *args])
-    return list(json.loads(output.split("final parameters")[1]))
+    return final_parameters(output)
 
 
 @pytest.mark.parametrize("platform", ["vertex", "aiplatform"])

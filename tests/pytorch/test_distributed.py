@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from cluster_run import EXAMPLES, local_run, run_alone
+from cluster_run import EXAMPLES, final_parameters, local_run, run_alone
 
 ALLREDUCE = [str(Path(__file__).parent / "scripts" / "allreduce.py")]
 EXAMPLE = str(EXAMPLES / "pytorch" / "train.py")
@@ -66,7 +66,7 @@ def test_ddp_replicas_agree_and_match_one_process_on_the_same_data(tmp_path: Pat
     assert run.returncode == 0, run.output
     chief = run.params("chief-0")
     assert run.params("worker-0") == chief and run.params("worker-1") == chief
-    alone = json.loads(run_alone(tmp_path / "alone", [EXAMPLE, *args]).split("final parameters")[1])
+    alone = final_parameters(run_alone(tmp_path / "alone", [EXAMPLE, *args]))
     assert chief == pytest.approx(alone, rel=1e-5, abs=1e-6)
     # The run trained: the parameters moved far from their initial values toward w = i/8.
     assert chief[:8] == pytest.approx([i / 8 for i in range(1, 9)], abs=0.05)
@@ -90,7 +90,7 @@ def test_a_killed_chief_resumes_from_the_last_checkpoint(tmp_path: Path) -> None
     assert run.params("worker-0") == chief and run.params("worker-1") == chief
     uninterrupted = run_alone(tmp_path / "alone", [EXAMPLE, "--steps", "1000",
                                                    "--global-batch-size", "48"])  # fmt: skip
-    assert chief == pytest.approx(json.loads(uninterrupted.split("final parameters")[1]),
+    assert chief == pytest.approx(final_parameters(uninterrupted),
                                   rel=1e-5, abs=1e-6)  # fmt: skip
 
 

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
-from cluster_run import EXAMPLES, local_run, run_alone
+from cluster_run import EXAMPLES, final_parameters, local_run, run_alone
 from platform_examples import VERTEX_CLUSTER, cluster_spec
 
 from vtrain import ClusterInfo, UsageError
@@ -49,9 +49,7 @@ def test_a_trainer_runs_ddp_across_three_nodes(tmp_path: Path) -> None:
     chief = run.params("chief-0")
     assert run.params("worker-0") == chief and run.params("worker-1") == chief
     alone = run_alone(tmp_path / "alone", [EXAMPLE, "--epochs", "3", "--batch-size", "48"])
-    assert chief == pytest.approx(
-        json.loads(alone.split("final parameters")[1]), rel=1e-5, abs=1e-6
-    )
+    assert chief == pytest.approx(final_parameters(alone), rel=1e-5, abs=1e-6)
 
     out = tmp_path / "out"
     committed = sorted(p.name for p in (out / "checkpoints").iterdir())
