@@ -68,11 +68,17 @@ def child(config: dict[str, Any], conn: Any) -> None:
     def epoch_begin(epoch: int, logs: Any) -> None:
         progress[0] = epoch
 
+    checkpoint = handle.model_checkpoint(monitor="loss", keep=3)
+
+    def committed(epoch: int, logs: Any) -> None:
+        checkpoint.manager.wait()  # it commits in the background: say so once it has
+        say(f"committed {epoch + 1}")
+
     callbacks = [
         keras.callbacks.LambdaCallback(on_epoch_begin=epoch_begin),
         report,
-        handle.model_checkpoint(monitor="loss", keep=3),
-        keras.callbacks.LambdaCallback(on_epoch_end=lambda e, logs: say(f"committed {e + 1}")),
+        checkpoint,
+        keras.callbacks.LambdaCallback(on_epoch_end=committed),
         keras.callbacks.ModelCheckpoint(config["plain"]),
         keras.callbacks.LambdaCallback(on_epoch_end=lambda e, logs: say(f"plain {e + 1}")),
         keras.callbacks.LambdaCallback(on_epoch_end=lambda e, logs: say("ready")),
