@@ -38,9 +38,14 @@ _NAME = r"[A-Za-z_][\w.-]*"
 
 # scheme://userinfo@: greedy, so a password with an unescaped "@" is hidden whole.
 _URL_USERINFO = re.compile(r"([A-Za-z][\w+.-]*://)([^\s/?#\"'\\]*)@")
-# scheme://… running to the end of the text with no "@", "/" or blank: an excerpt cut inside
-# the userinfo ("https://TOKEN" of "https://TOKEN@host") reads like a host; hide it too.
-_URL_CUT = re.compile(r"([A-Za-z][\w+.-]*://)[^\s/?#\"'\\@]+\Z")
+# scheme://… running to the end of the text with no "@", "/" or blank, and holding a character
+# no host name has: an excerpt cut inside the userinfo ("https://TOKEN{" of a torn document)
+# is not a host; hide it too. A trailing authority made of host characters stays shown
+# (bq://project.dataset.table, tcp://10.0.0.1): a token cut exactly at its end would read
+# the same, and hiding every trailing address would hide what most errors are about.
+_URL_CUT = re.compile(
+    r"([A-Za-z][\w+.-]*://)(?=[^\s/?#\"'\\@]*[^\w.:%\[\]\s/?#\"'\\@-])[^\s/?#\"'\\@]+\Z"
+)
 # {"name": "API_TOKEN", "value": "..."} and the reverse order, in any JSON or repr text.
 _PAIR = re.compile(
     rf"(?P<h1>{_Q}name{_Q}\s*:\s*{_Q}(?P<n1>{_NAME}){_Q}\s*,\s*{_Q}value{_Q}\s*:\s*)(?P<v1>{_VALUE})"
