@@ -7,7 +7,9 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -115,7 +117,19 @@ def test_the_example_run_twice_alone_starts_fresh_each_time(tmp_path: Path) -> N
     assert len(runs) == 2 and all(r.name.startswith("run-") for r in runs)
 
 
-def test_a_background_save_holds_the_weights_of_the_call(tmp_path: Path) -> None:
+def test_a_background_save_holds_the_weights_of_the_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # torch.save on the save thread waits until training has changed the weights: without
+    # the copy save() takes, the step would hold the changed ones.
+    trained_on = threading.Event()
+    real_save = torch.save
+
+    def save_later(*args: Any, **kwargs: Any) -> None:
+        assert trained_on.wait(30)
+        real_save(*args, **kwargs)
+
+    monkeypatch.setattr(torch, "save", save_later)
     model = torch.nn.Linear(64, 64)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
     model(torch.ones(1, 64)).sum().backward()
@@ -127,6 +141,7 @@ def test_a_background_save_holds_the_weights_of_the_call(tmp_path: Path) -> None
     with torch.no_grad():
         for p in model.parameters():
             p.add_(1000.0)  # the next training steps change the tensors in place
+    trained_on.set()
     state.wait()
     fresh = torch.nn.Linear(64, 64)
     restored = TrainingState(fresh, torch.optim.SGD(fresh.parameters(), lr=0.1, momentum=0.9),
