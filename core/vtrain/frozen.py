@@ -8,6 +8,8 @@ bench/cluster_info.py). Values that are not on that path use dataclasses.
 
 from __future__ import annotations
 
+from types import MappingProxyType
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -37,6 +39,12 @@ class Frozen:
     def __delattr__(self, name: str) -> NoReturn:
         raise FrozenError(f"cannot delete {name!r}: a {type(self).__name__} is frozen")
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # The default would restore the slots through __setattr__, which refuses: a value
+        # handed to a spawned process (a DataLoader worker, a multiprocessing pool) must pickle.
+        # Read-only mappings (MappingProxyType) do not pickle: they travel as _Proxy dicts.
+        return (_restore, (type(self), _plain(self._fields())))
+
     def _fields(self) -> dict[str, Any]:
         names: tuple[str, ...] = type(self).__slots__
         return {name: getattr(self, name) for name in names}
@@ -57,3 +65,35 @@ class Frozen:
     def __repr__(self) -> str:
         shown = ", ".join(f"{k}={v!r}" for k, v in self._fields().items())
         return f"{type(self).__name__}({shown})"
+
+
+class _Proxy(dict):  # type: ignore[type-arg]
+    """A read-only mapping on its way through pickle."""
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, MappingProxyType):
+        return _Proxy({k: _plain(v) for k, v in value.items()})
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if type(value) is tuple:
+        return tuple(_plain(v) for v in value)
+    return value
+
+
+def _frozen(value: Any) -> Any:
+    if isinstance(value, _Proxy):
+        return MappingProxyType({k: _frozen(v) for k, v in value.items()})
+    if isinstance(value, dict):
+        return {k: _frozen(v) for k, v in value.items()}
+    if type(value) is tuple:
+        return tuple(_frozen(v) for v in value)
+    return value
+
+
+def _restore(kind: type[Frozen], fields: Mapping[str, Any]) -> Frozen:
+    """A pickled frozen value, back as it was (no __init__: it was checked when first built)."""
+    value = object.__new__(kind)
+    for name, field in fields.items():
+        object.__setattr__(value, name, _frozen(field))
+    return value
