@@ -25,9 +25,6 @@ BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 from compare import report  # noqa: E402
 
-# bench/tensorflow.py would shadow the real package: bench/ leaves the path once compare is in.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != BENCH]
-
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 

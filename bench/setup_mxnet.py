@@ -1,6 +1,6 @@
 """vtrain's MXNet setup against the same job with the DMLC_* variables set by hand, side by side.
 
-    python bench/mxnet.py        # needs mxnet (pip install ".[mxnet]")
+    python bench/setup_mxnet.py        # needs mxnet (pip install ".[mxnet]")
 
 A scheduler, one server and two workers on 127.0.0.1, started the same minimal way
 (bench/compare.py's launch_by_hand): on one side each replica gets a Vertex

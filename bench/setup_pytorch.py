@@ -1,6 +1,6 @@
 """vtrain's PyTorch setup against what a user would otherwise run, side by side in one run.
 
-    python bench/pytorch.py        # needs torch (pip install -c tests/constraints.txt ".[pytorch]")
+    python bench/setup_pytorch.py  # needs torch (pip install -c tests/constraints.txt ".[pytorch]")
 
 1. A 4-process all_reduce job: `vtrain local run --workers 3` against
    `torchrun --standalone --nproc_per_node 4` on the same work (target: <= 1.1x wall time).

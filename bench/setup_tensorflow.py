@@ -1,6 +1,6 @@
 """vtrain's TensorFlow setup against plain Keras and a hand-written TF_CONFIG, side by side.
 
-    python bench/tensorflow.py      # needs pip install -c tests/constraints.txt ".[tensorflow]"
+    python bench/setup_tensorflow.py  # needs pip install -c tests/constraints.txt ".[tensorflow]"
 
 1. Keras `fit` steps per second, one process: with vtrain's callbacks (BackupAndRestore,
    TensorBoard, the tuning metric) against the same fit with none (target >= 0.97x).

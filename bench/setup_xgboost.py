@@ -1,6 +1,6 @@
 """vtrain's XGBoost setup against the same script with a hand-started tracker, side by side.
 
-    python bench/xgboost.py        # needs xgboost (pip install ".[xgboost]")
+    python bench/setup_xgboost.py        # needs xgboost (pip install ".[xgboost]")
 
 Two trainers (the machines here have 2 cores), one thread each, launched the
 same minimal way on both sides (`compare.launch_by_hand`):
