@@ -27,7 +27,7 @@ FRAMEWORKS: dict[str, dict[str, list[str]]] = {
 @nox.session
 def core(session: nox.Session) -> None:
     """The core, the local cluster, storage and tuning: no framework installed."""
-    session.install(*CONSTRAINTS, "-e", ".[test,tune]")
+    session.install(*CONSTRAINTS, "-e", ".[test,tune,bigquery]")
     session.run("pytest", "tests/core", *session.posargs)
 
 
@@ -59,7 +59,7 @@ def fuzz(session: nox.Session) -> None:
 def lint(session: nox.Session) -> None:
     """ruff on everything, mypy (strict) on the core."""
     # The optional pieces the core imports lazily, so that mypy sees the same code CI runs.
-    session.install(*CONSTRAINTS, "ruff", "mypy", "-e", ".[gcs,tune]")
+    session.install(*CONSTRAINTS, "ruff", "mypy", "-e", ".[gcs,tune,bigquery]")
     session.run("ruff", "check", ".")
     session.run("mypy")
 

@@ -36,13 +36,18 @@ def add_parser(sub: Any) -> None:
         "--data",
         action="store_true",
         help="also show the dataset variables and how many files each split expands to "
-        "(lists the files: one request per split on gs://)",
+        "(lists the files: one request per split on gs://), or which BigQuery table it names",
     )
     parser.set_defaults(run=run)
 
 
 def data_summary(environ: Any) -> dict[str, Any]:
-    """AIP_DATA_FORMAT and, per split, its URI and how many files it expands to (or why not)."""
+    """AIP_DATA_FORMAT and, per split, its URI and how many files it expands to (or why not).
+
+    A BigQuery split shows its table's Storage Read API name: listing it would need a
+    read session, which costs a request and bills the project.
+    """
+    from vtrain.data.bq_table import is_table, parse_table
     from vtrain.data.listing import expand
     from vtrain.data.splits import FORMAT_VARIABLE, SPLITS, split_uri
     from vtrain.errors import VtrainError
@@ -51,8 +56,10 @@ def data_summary(environ: Any) -> dict[str, Any]:
     for split, variable in SPLITS.items():
         entry: dict[str, Any] = {"variable": variable, "uri": environ.get(variable) or None}
         try:
-            uri, _, where = split_uri(split, environ)
-            if uri is not None:
+            uri, data_format, where = split_uri(split, environ)
+            if is_table(uri, data_format):
+                entry["table"] = parse_table(uri, where).path
+            elif uri is not None:
                 entry["files"] = len(expand(uri, where=where, environ=environ))
         except VtrainError as e:
             entry["error"] = str(e)
@@ -123,6 +130,8 @@ def run(args: argparse.Namespace) -> int:
                 shown = f"- ({entry['variable']} is not set)"
             elif "error" in entry:
                 shown = f"{entry['uri']}  [{entry['error']}]"
+            elif "table" in entry:
+                shown = f"{entry['uri']}  (BigQuery table {entry['table']})"
             else:
                 shown = f"{entry['uri']}  ({entry['files']} files)"
             lines.append(f"  {split:<17}{shown}")

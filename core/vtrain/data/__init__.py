@@ -2,10 +2,12 @@
 
 `files()` expands a split's AIP_*_DATA_URI (a local, /gcs/ or gs:// pattern),
 sorts it, and deals this replica its share; `records()` streams that share's
-JSON Lines, CSV or TFRecord records without loading a file into memory.
+JSON Lines, CSV or TFRecord records without loading a file into memory, or
+the rows of a ``bq://`` BigQuery table (`table_rows`, the ``bigquery`` extra).
 Framework adapters build on `Share` and `read_share`.
 """
 
+from vtrain.data.bigquery import table_rows
 from vtrain.data.files import files
 from vtrain.data.records import FORMATS, check_format, format_of, read_share, records
 from vtrain.data.shares import Share
@@ -20,4 +22,5 @@ __all__ = [
     "format_of",
     "read_share",
     "records",
+    "table_rows",
 ]

@@ -6,10 +6,10 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from vtrain.cluster import ClusterInfo
+from vtrain.data.bq_table import is_table
 from vtrain.data.listing import expand
-from vtrain.data.placement import reader_place
-from vtrain.data.shares import Share, check_place, deal
+from vtrain.data.placement import choose_place
+from vtrain.data.shares import Share, deal
 from vtrain.data.splits import SPLITS, check_split, split_uri
 from vtrain.errors import ConfigError, UsageError
 
@@ -39,22 +39,20 @@ def files(
         raise UsageError(
             "not a bool", source="by_record", value=by_record, expected="True or False"
         )
-    if rank is None and world_size is None:
-        place = reader_place(ClusterInfo.from_env(env), env, split)
-        if place is None:
-            return Share.empty(split)
-    elif rank is None or world_size is None:
-        given, missing = ("rank", "world_size") if world_size is None else ("world_size", "rank")
-        raise UsageError(
-            f"{given} is given but {missing} is not",
-            source=missing,
-            value=None,
-            expected="both, or neither (the cluster's trainers then decide)",
-        )
-    else:
-        place = check_place(rank, world_size)
+    place = choose_place(split, rank, world_size, env)
+    if place is None:
+        return Share.empty(split)
 
     pattern, data_format, where = split_uri(split, env, uri)
+    if is_table(pattern, data_format):
+        raise ConfigError(
+            "a BigQuery table has no files",
+            source=where,
+            value=pattern,
+            expected="a file pattern for files(): a local, /gcs/ or gs:// path, wildcards allowed",
+            hint="read a table with vtrain.data.records() or vtrain.data.table_rows(), which "
+            "share its read streams among the readers",
+        )
     if pattern is None:
         raise ConfigError(
             "not set: no data for this split",

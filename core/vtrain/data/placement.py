@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from vtrain.cluster import EVALUATOR, WORKER, ClusterInfo
-from vtrain.errors import ConfigError
+from vtrain.data.shares import check_place
+from vtrain.errors import ConfigError, UsageError
 
 # MXNet's kvstore roles, as the MXNet plugin exports them before the framework starts.
 _DMLC_ROLE = "DMLC_ROLE"
@@ -36,6 +37,23 @@ def reader_place(
     if dmlc_role == "worker" and environ.get(_DMLC_WORKERS):
         return _mxnet_place(info, environ[_DMLC_WORKERS])
     return info.rank, info.num_trainers
+
+
+def choose_place(
+    split: str, rank: int | None, world_size: int | None, environ: Mapping[str, str]
+) -> tuple[int, int] | None:
+    """`rank` and `world_size` when both are given; else this replica's place in the cluster."""
+    if rank is None and world_size is None:
+        return reader_place(ClusterInfo.from_env(environ), environ, split)
+    if rank is None or world_size is None:
+        given, missing = ("rank", "world_size") if world_size is None else ("world_size", "rank")
+        raise UsageError(
+            f"{given} is given but {missing} is not",
+            source=missing,
+            value=None,
+            expected="both, or neither (the cluster's trainers then decide)",
+        )
+    return check_place(rank, world_size)
 
 
 def _mxnet_place(info: ClusterInfo, text: str) -> tuple[int, int]:

@@ -11,8 +11,10 @@ import os
 from collections.abc import Iterator, Mapping
 from typing import Any, BinaryIO
 
+from vtrain.data.bq_table import is_table
 from vtrain.data.files import files
 from vtrain.data.shares import Share
+from vtrain.data.splits import FORMAT_VARIABLE, SPLITS, check_split
 from vtrain.errors import UsageError
 from vtrain.storage.location import Location, open_location, split_gs_uri
 
@@ -146,7 +148,35 @@ def records(
     fuse: bool | None = None,
     client: Any = None,
 ) -> Iterator[Any]:
-    """Stream the records of this replica's share of `split`; see `files` and `read_share`."""
+    """Stream the records of this replica's share of `split`; see `files` and `read_share`.
+
+    A BigQuery split (a bq:// URI, or AIP_DATA_FORMAT=bigquery) gives its rows as
+    dicts, through `table_rows` with its defaults; `client` is then the storage
+    client for a gs:// session folder.
+    """
+    env = os.environ if environ is None else environ
+    variable = SPLITS[check_split(split)]
+    if is_table(env.get(variable) if uri is None else uri, env.get(FORMAT_VARIABLE)):
+        for name, value in (("format", format), ("gcs_mount", gcs_mount), ("fuse", fuse)):
+            if value is not None:
+                raise UsageError(
+                    "has no meaning for a BigQuery table",
+                    source=name,
+                    value=value,
+                    expected="None (rows come from the table in its own types)",
+                )
+        if by_record is not False:
+            raise UsageError(
+                "has no meaning for a BigQuery table",
+                source="by_record",
+                value=by_record,
+                expected="False (readers share the table by read stream)",
+            )
+        from vtrain.data.bigquery import table_rows
+
+        return table_rows(
+            split, uri=uri, rank=rank, world_size=world_size, environ=env, storage_client=client
+        )
     share = files(
         split,
         rank=rank,

@@ -2,7 +2,8 @@
 
 Vertex sets AIP_TRAINING_DATA_URI, AIP_VALIDATION_DATA_URI and AIP_TEST_DATA_URI
 to a wildcard over exported files (``gs://bucket/…/training-*.jsonl``), or to a
-``bq://project.dataset.table`` name when AIP_DATA_FORMAT is ``bigquery``.
+``bq://project.dataset.table`` name when AIP_DATA_FORMAT is ``bigquery`` (see
+`vtrain.data.bq_table`: a table is read by stream, not by file).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from vtrain.context import RunContext
-from vtrain.errors import ConfigError, UsageError
+from vtrain.errors import UsageError
 
 SPLITS = {
     "training": "AIP_TRAINING_DATA_URI",
@@ -19,7 +20,6 @@ SPLITS = {
 }
 """Split name -> the variable that holds its URI."""
 FORMAT_VARIABLE = "AIP_DATA_FORMAT"
-BIGQUERY = "bigquery"
 
 
 def check_split(split: object) -> str:
@@ -46,14 +46,5 @@ def split_uri(
             source="uri",
             value=uri,
             expected="a path, a /gcs/ path or a gs:// URI, wildcards allowed",
-        )
-    if uri is not None and (uri.startswith("bq://") or context.data_format == BIGQUERY):
-        raise ConfigError(
-            "BigQuery datasets are not supported by vtrain.data yet",
-            source=where,
-            value=uri,
-            expected="files: a local, /gcs/ or gs:// pattern (JSON Lines, CSV or TFRecord)",
-            hint="export the dataset to Cloud Storage as JSON Lines or CSV; reading bq:// "
-            'tables will come with a "bigquery" extra',
         )
     return uri, context.data_format, where

@@ -88,7 +88,11 @@ def test_files_on_every_medium(medium) -> None:  # type: ignore[no-untyped-def]
             ConfigError,
             r"uri: matches no file \(got '/nowhere/at/all/\*.jsonl'\)",
         ),
-        ({"uri": "bq://p.d.t"}, ConfigError, r"uri: BigQuery datasets are not supported"),
+        (
+            {"uri": "bq://p.d.t"},
+            ConfigError,
+            r"uri: a BigQuery table has no files .*vtrain.data.records\(\)",
+        ),
     ],
 )
 def test_errors(kwargs: dict[str, object], error: type[Exception], match: str) -> None:

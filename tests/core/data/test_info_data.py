@@ -1,4 +1,4 @@
-"""`vtrain info --data`: the dataset variables, and how many files each split expands to."""
+"""`vtrain info --data`: the dataset variables, each split's file count or BigQuery table."""
 
 from __future__ import annotations
 
@@ -32,12 +32,16 @@ def test_info_data_prints_counts_and_bigquery_errors(tmp_path: Path) -> None:
     env = {
         "PATH": "",
         "AIP_TRAINING_DATA_URI": str(tmp_path / "d" / "*"),
-        "AIP_TEST_DATA_URI": "bq://p.d.t",
+        "AIP_VALIDATION_DATA_URI": "bq://p.d.t",
+        "AIP_TEST_DATA_URI": "bq://my-project.d.t",
     }
     run = [sys.executable, "-m", "vtrain", "info", "--data"]
     done = subprocess.run(run, env=env, capture_output=True, text=True, check=True)
     assert f"  training         {tmp_path}/d/*  (2 files)" in done.stdout
-    assert "AIP_VALIDATION_DATA_URI is not set" in done.stdout
-    assert "test             bq://p.d.t  [AIP_TEST_DATA_URI: BigQuery datasets" in done.stdout
+    assert "validation       bq://p.d.t  [AIP_VALIDATION_DATA_URI: not a project id" in done.stdout
+    shown = "test             bq://my-project.d.t  (BigQuery table projects/my-project/"
+    assert shown + "datasets/d/tables/t)" in done.stdout
     done = subprocess.run([*run, "--json"], env=env, capture_output=True, text=True, check=True)
-    assert json.loads(done.stdout)["data"]["splits"]["training"]["files"] == 2
+    splits = json.loads(done.stdout)["data"]["splits"]
+    assert splits["training"]["files"] == 2
+    assert splits["test"]["table"] == "projects/my-project/datasets/d/tables/t"

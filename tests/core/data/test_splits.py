@@ -1,4 +1,4 @@
-"""Where a split's URI comes from, and BigQuery's clear refusal."""
+"""Where a split's URI comes from."""
 
 from __future__ import annotations
 
@@ -22,22 +22,15 @@ def test_each_split_reads_its_variable() -> None:
 
 
 @pytest.mark.parametrize(
-    ("env", "match"),
+    "env",
     [
-        (
-            {"AIP_TRAINING_DATA_URI": "bq://p.d.t"},
-            r"AIP_TRAINING_DATA_URI: BigQuery datasets are not supported "
-            r".*bq://p.d.t.*\"bigquery\" extra",
-        ),
-        (
-            {"AIP_TRAINING_DATA_URI": "p.d.t", "AIP_DATA_FORMAT": "bigquery"},
-            r"AIP_TRAINING_DATA_URI: BigQuery datasets are not supported",
-        ),
+        {"AIP_TRAINING_DATA_URI": "bq://p.d.t"},
+        {"AIP_TRAINING_DATA_URI": "bq://p.d.t", "AIP_DATA_FORMAT": "bigquery"},
     ],
 )
-def test_bigquery_is_refused_clearly(env: dict[str, str], match: str) -> None:
-    with pytest.raises(ConfigError, match=match):
-        split_uri("training", env)
+def test_a_bigquery_split_is_returned_as_named(env: dict[str, str]) -> None:
+    # files() refuses it and records() reads it as a table (see test_bigquery.py).
+    assert split_uri("training", env)[0] == "bq://p.d.t"
 
 
 def test_bad_arguments() -> None:
