@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vtrain.plugins.base import Handle
 from vtrain_pytorch.world import World
+
+if TYPE_CHECKING:
+    from vtrain_pytorch.data import ShareDataset
 
 
 @dataclass(frozen=True)
@@ -57,6 +61,44 @@ class TorchHandle(Handle):
             rank=self.rank or 0,
             shuffle=shuffle,
             seed=seed,
+        )
+
+    def dataset(
+        self,
+        split: str = "training",
+        *,
+        format: str | None = None,
+        transform: Callable[[Any], Any] | None = None,
+        by_record: bool = False,
+        check_crc: bool = True,
+        uri: str | None = None,
+        environ: Mapping[str, str] | None = None,
+        gcs_mount: str | None = None,
+        fuse: bool | None = None,
+    ) -> ShareDataset:
+        """This process's share of `split` as an IterableDataset that DataLoader workers split.
+
+        Shared by `rank` among `world_size` processes, as torch counts them (also with
+        several processes per machine). Off the world, vtrain.data's placement decides:
+        an evaluator reads the validation split whole, anything else reads nothing.
+        """
+        from vtrain.data import files
+        from vtrain_pytorch.data import ShareDataset, check_options
+
+        # Checked before the files are listed: a typo fails at once, not after a slow listing.
+        check_options(format, transform, check_crc)
+        place = {} if self.world is None else {"rank": self.rank, "world_size": self.world_size}
+        share = files(
+            split,
+            by_record=by_record,
+            uri=uri,
+            environ=environ,
+            gcs_mount=gcs_mount,
+            fuse=fuse,
+            **place,
+        )
+        return ShareDataset(
+            share, format=format, transform=transform, check_crc=check_crc, environ=environ
         )
 
     def wrap(self, model: Any, **ddp_options: Any) -> Any:

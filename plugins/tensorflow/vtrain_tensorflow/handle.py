@@ -194,6 +194,38 @@ class TensorFlowHandle(Handle):
 
         return resume.load_best(model, manager, self.strategy, load)
 
+    def dataset(
+        self,
+        split: str = "training",
+        *,
+        format: str | None = None,
+        by_record: bool = False,
+        output_signature: Any = None,
+        uri: str | None = None,
+        client: Any = None,
+    ) -> Any:
+        """A tf.data.Dataset of this replica's share of `split`, which TensorFlow will not re-shard.
+
+        Pass it to `fit` or `strategy.experimental_distribute_dataset` as it is:
+        its AutoShardPolicy is OFF, since vtrain.data already gave every replica
+        its own files (`by_record=True`: its own records of every file). TFRecord
+        gives scalar tf.string records. JSON Lines and CSV give dicts shaped by
+        `output_signature`, else by the first record (ints as int64, floats as
+        float32, lists of any length); pass it when records vary, or when a
+        replica may read nothing. `format`, `uri`, `client`: as vtrain.data.records.
+        """
+        from vtrain.data import files
+        from vtrain_tensorflow.data import share_dataset
+
+        share = files(split, by_record=by_record, uri=uri, environ=self.environ, client=client)
+        return share_dataset(
+            share,
+            format=format,
+            output_signature=output_signature,
+            environ=self.environ,
+            client=client,
+        )
+
     def barrier(self) -> None:
         """Wait for every worker of MultiWorkerMirroredStrategy (a no-op otherwise).
 

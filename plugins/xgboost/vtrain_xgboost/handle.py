@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 from vtrain import RunContext, UsageError
 from vtrain.plugins.base import Handle
 from vtrain_xgboost.communicator import Link
+from vtrain_xgboost.data import DEFAULT_BATCH_ROWS
 from vtrain_xgboost.rendezvous import Rendezvous
 from vtrain_xgboost.shards import file_share, row_block
 from vtrain_xgboost.state import booster_of, restore_booster
@@ -80,6 +81,52 @@ class XGBoostHandle(Handle):
         """This trainer's share of a list of files: every world_size-th, from its rank."""
         rank, world = self._place("files")
         return file_share(files, rank, world)
+
+    def dmatrix(
+        self,
+        split: str = "training",
+        *,
+        label: str,
+        features: Sequence[str] | None = None,
+        format: str | None = None,
+        quantile: bool = True,
+        ref: Any = None,
+        memory_budget: int | None = None,
+        batch_rows: int = DEFAULT_BATCH_ROWS,
+        by_record: bool = False,
+        uri: str | None = None,
+        cache_dir: str | None = None,
+        **dmatrix_options: Any,
+    ) -> Any:
+        """A QuantileDMatrix of this trainer's share of `split` (JSON Lines or CSV columns).
+
+        The files come from the split's AIP_*_DATA_URI (or `uri`), dealt by rank;
+        `label` names the target column, `features` the others (default: the
+        first record's). Missing values read as NaN. Past `memory_budget` bytes of
+        files (default: a quarter of the memory) the matrix is built through
+        XGBoost's external memory, `batch_rows` records at a time, cached under
+        `cache_dir`. Pass the training matrix as `ref=` for a validation split.
+        `quantile=False` gives a plain DMatrix. Every trainer must make the same
+        calls in the same order: the sketch is built together.
+        """
+        rank, world = self._place("dmatrix")
+        from vtrain.data import files
+        from vtrain_xgboost.data import share_dmatrix
+
+        share = files(split, rank=rank, world_size=world, by_record=by_record, uri=uri)
+        return share_dmatrix(
+            share,
+            label=label,
+            features=features,
+            format=format,
+            quantile=quantile,
+            ref=ref,
+            memory_budget=memory_budget,
+            batch_rows=batch_rows,
+            cache_dir=cache_dir,
+            distributed=self.distributed,
+            **dmatrix_options,
+        )
 
     # -- training -----------------------------------------------------------------------
 
