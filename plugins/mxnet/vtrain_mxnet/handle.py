@@ -5,8 +5,9 @@ from __future__ import annotations
 import ctypes
 import os
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vtrain import UsageError
 from vtrain.checkpoints import CheckpointManager
@@ -14,6 +15,9 @@ from vtrain.plugins.base import Handle
 from vtrain_mxnet.children import Children
 from vtrain_mxnet.layout import Layout
 from vtrain_mxnet.state import GluonState
+
+if TYPE_CHECKING:
+    from vtrain.data import Share
 
 
 @dataclass
@@ -95,6 +99,58 @@ class MXNetHandle(Handle):
         if kvstore is not None and self.kvstore_type != "dist_async":
             options.setdefault("update_on_kvstore", False)
         return gluon.Trainer(params, optimizer, optimizer_params, kvstore=kvstore, **options)
+
+    def share(
+        self, split: str = "training", *, by_record: bool = False, uri: str | None = None
+    ) -> Share:
+        """This worker's share of `split` (see vtrain.data.files), dealt by MXNet's rank.
+
+        Part `part_index` of `num_parts`: the kvstore's numbering, not the
+        cluster's list order. Off the kvstore (an evaluator) vtrain.data's
+        placement decides: the validation split whole, nothing else.
+        """
+        from vtrain.data import files
+
+        if self.worker_rank is None:
+            return files(split, by_record=by_record, uri=uri)
+        return files(
+            split, rank=self.part_index, world_size=self.num_parts, by_record=by_record, uri=uri
+        )
+
+    def data_iter(
+        self,
+        split: str = "training",
+        *,
+        data: Sequence[str],
+        label: str | None,
+        batch_size: int,
+        last_batch: str = "pad",
+        format: str | None = None,
+        by_record: bool = False,
+        uri: str | None = None,
+    ) -> Any:
+        """An mx.io.DataIter of batches from this worker's share of a JSON Lines or CSV split.
+
+        `data` names the feature columns, `label` the label column (None: no label);
+        `batch_size` is this worker's batch. See vtrain_mxnet.data.RecordIter.
+        Under dist_sync every worker must take as many steps as the others: with
+        shares of unequal size, stop each epoch at a step count all of them reach.
+        """
+        from vtrain.data import check_format, read_share
+        from vtrain_mxnet.data import RecordIter, check_batching, check_columns
+
+        check_columns(data, label)
+        check_batching(batch_size, last_batch)
+        if format is not None:
+            check_format(format)
+        share = self.share(split, by_record=by_record, uri=uri)
+        return RecordIter(
+            lambda: read_share(share, format=format),
+            data=data,
+            label=label,
+            batch_size=batch_size,
+            last_batch=last_batch,
+        )
 
     @property
     def checkpoints(self) -> CheckpointManager:
