@@ -29,7 +29,11 @@ PLACING = {
     "VTRAIN_CLUSTER_SOURCE": ["single", "torchrun", "tf_config"],  # a source forced for one job
 }
 # What a user sets to configure vtrain, whatever the job: every replica must see it.
-USER_SETTINGS = {"VTRAIN_DISABLE_PLUGINS": "mxnet", "VTRAIN_GCS_MOUNT": "/mnt/gcs"}
+USER_SETTINGS = {
+    "VTRAIN_DISABLE_PLUGINS": "mxnet",
+    "VTRAIN_GCS_MOUNT": "/mnt/gcs",
+    "VTRAIN_BIGQUERY_ENDPOINT": "127.0.0.1:9060",
+}
 ROOT = Path(__file__).parents[3]
 
 
