@@ -85,7 +85,7 @@ class MXNetHandle(Handle):
         optimizer itself, so its states can be checkpointed: call
         `trainer.step(global_batch_size)` with the batch of all workers together.
         """
-        from mxnet import gluon
+        from vtrain_mxnet.ordered_trainer import OrderedTrainer
 
         if "kvstore" in options:
             raise UsageError(
@@ -98,7 +98,7 @@ class MXNetHandle(Handle):
         kvstore = self.kvstore
         if kvstore is not None and self.kvstore_type != "dist_async":
             options.setdefault("update_on_kvstore", False)
-        return gluon.Trainer(params, optimizer, optimizer_params, kvstore=kvstore, **options)
+        return OrderedTrainer(params, optimizer, optimizer_params, kvstore=kvstore, **options)
 
     def share(
         self, split: str = "training", *, by_record: bool = False, uri: str | None = None

@@ -37,11 +37,13 @@ VERBOSE = "PS_VERBOSE"
 VERBOSE_LEVELS = ("0", "1", "2")
 
 # The variable that described the cluster, for messages: ClusterInfo.source -> its name.
-# MXNet 1.9's threaded engine races on the parameter-server path: with a Trainer that sums
-# gradients on the servers (update_on_kvstore=False), workers pulled wrong sums and drifted
-# apart (seen here with 2 workers x 2 servers, and 3 x 3, within 40 steps; never with the
-# serial engine). Workers get the serial engine unless the user chose one; servers always
-# (vtrain_mxnet.service). Operators still use every core through OpenMP.
+# MXNet 1.9's threaded engine races on the parameter-server path on CPU: KVStoreDist points
+# its per-key buffer at whatever array was pushed last, so a pull and the push before it on
+# the same key share no engine variable and may reach the servers in either order. Gluon's
+# Trainer hits it on its first step (handle.trainer() waits there: ordered_trainer.py), and
+# so does any script that pushes then pulls a key itself. Workers get the serial engine
+# unless the user chose one; servers always (vtrain_mxnet.service). Operators still use
+# every core through OpenMP.
 ENGINE = "MXNET_ENGINE_TYPE"
 SERIAL_ENGINE = "NaiveEngine"
 

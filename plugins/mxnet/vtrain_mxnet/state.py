@@ -31,8 +31,8 @@ class GluonState:
     ) -> str | None:
         """Commit `epoch` (epochs done) from the leader; other replicas do nothing and get None.
 
-        The arrays are copied out to local files in the call (MXNet runs the
-        NaiveEngine under vtrain, so the copy is done when it returns); the rest
+        The arrays are copied out to local files in the call (MXNet's save waits
+        for every pending write to them); the rest
         is committed in the background unless `blocking`.
         """
         if not self.manager.is_leader:

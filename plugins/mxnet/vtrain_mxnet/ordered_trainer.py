@@ -1,0 +1,29 @@
+"""`OrderedTrainer`: a gluon.Trainer whose first parameter broadcast ends before the first pushpull.
+
+MXNet 1.9's Trainer broadcasts the parameters lazily, inside the first step():
+`_init_params` runs `kvstore.broadcast` (rank 0 inits, every worker pulls), and
+the gradients' pushpull on the same keys follows at once. On CPU, KVStoreDist
+points its per-key buffer at the gradient for that pushpull ("avoid memory
+copy"), so the pull and the pushpull share no engine variable, and the
+threaded engine may send the pull last: the server then answers it with the
+summed gradient, which becomes that worker's parameter, and the workers drift
+apart (seen in about 1 run in 6 with 2 workers and 2 servers). Waiting for the
+broadcast restores the order the kvstore relies on; it costs one wait per
+parameter, once. Importing this module imports MXNet.
+"""
+
+from __future__ import annotations
+
+from mxnet import gluon
+
+
+class OrderedTrainer(gluon.Trainer):  # type: ignore[misc]
+    """gluon.Trainer that waits for each parameter's broadcast before its gradients move."""
+
+    def _init_params(self) -> None:
+        pending = [p for p in self._params_to_init if not p._deferred_init]
+        super()._init_params()
+        if self._kvstore is not None and "dist" in self._kvstore.type:
+            for param in pending:
+                for data in param.list_data():
+                    data.wait_to_read()
