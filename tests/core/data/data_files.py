@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import struct
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -47,3 +50,26 @@ def write_split(folder: Path, count: int, per_file: int = 3, kind: str = "jsonl"
             path.write_bytes(tfrecord_bytes(data))
             every += data
     return every
+
+
+def replica_outputs(
+    tmp_path: Path, script: str, tag: str, *, workers: int, env: dict[str, str]
+) -> list[Any]:
+    """Run `python -c script` under `vtrain local run --workers N` with `env` added; return
+    the JSON each replica printed after `tag` (one line per replica that printed one)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "vtrain", "local", "run", "--workers", str(workers),
+         "--output-dir", str(tmp_path / "out"), "--", sys.executable, "-c", script],
+        env={**os.environ, **env},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    prefix = f"{tag} "
+    return [
+        json.loads(line.split(prefix, 1)[1])
+        for line in done.stdout.splitlines()
+        if prefix in line
+    ]

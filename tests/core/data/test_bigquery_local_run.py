@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 from bq_server import URI, rows_table, serve
+from data_files import replica_outputs
 
 # Each replica reads the table twice (two epochs); the server's address reaches it by
 # VTRAIN_BIGQUERY_ENDPOINT, the table by AIP_TRAINING_DATA_URI, as Vertex sets it.
@@ -21,39 +18,8 @@ print("IDS", json.dumps(epochs), flush=True)
 
 def test_two_trainers_read_disjoint_streams_of_one_session(tmp_path: Path) -> None:
     with serve(rows_table(41), batch_rows=4) as server:
-        done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "vtrain",
-                "local",
-                "run",
-                "--workers",
-                "1",
-                "--output-dir",
-                str(tmp_path / "out"),
-                "--",
-                sys.executable,
-                "-c",
-                SCRIPT,
-            ],
-            env={
-                **os.environ,
-                **server.environ,
-                "AIP_TRAINING_DATA_URI": URI,
-                "AIP_DATA_FORMAT": "bigquery",
-            },
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert done.returncode == 0, done.stdout + done.stderr
-        replicas = [
-            json.loads(line.split("IDS ", 1)[1])
-            for line in done.stdout.splitlines()
-            if "IDS " in line
-        ]
+        env = {**server.environ, "AIP_TRAINING_DATA_URI": URI, "AIP_DATA_FORMAT": "bigquery"}
+        replicas = replica_outputs(tmp_path, SCRIPT, "IDS", workers=1, env=env)
         assert len(replicas) == 2
         for epoch in range(2):
             shares = [epochs[epoch] for epochs in replicas]
