@@ -1,8 +1,10 @@
 """One replica of the MXNet benchmark: argv[1] is "vtrain" (configure()) or "plain" (by hand).
 
 Workers run Gluon dist_sync steps on a small MLP and print FIRST_STEP (seconds from
-LAUNCHED, the launcher's clock, to the end of the first step) and STEPS_PER_SECOND
-over the timed steps. The scheduler and the server serve until the workers finish.
+LAUNCHED, the launcher's clock, to the end of the first step), FIRST_STEP_CPU (this
+process's CPU seconds until then) and STEPS_PER_SECOND over the timed steps; vtrain's
+side trains with handle.trainer(). The scheduler and the server serve until the
+workers finish.
 """
 
 import os
@@ -16,8 +18,6 @@ if mode == "vtrain":
 
     handle = vtrain.plugins.get("mxnet").configure()
     import mxnet as mx
-
-    kv = handle.kvstore
 else:
     import mxnet as mx  # with DMLC_ROLE=scheduler|server this serves, then exits
 
@@ -30,8 +30,11 @@ net.add(gluon.nn.Dense(256, activation="relu", in_units=64), gluon.nn.Dense(256,
         gluon.nn.Dense(10))  # fmt: skip
 net.initialize(mx.init.Xavier())
 net.hybridize()
-trainer = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.01}, kvstore=kv,
-                        update_on_kvstore=False)  # fmt: skip
+if mode == "vtrain":
+    trainer = handle.trainer(net.collect_params(), "sgd", {"learning_rate": 0.01})
+else:
+    trainer = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.01}, kvstore=kv,
+                            update_on_kvstore=False)  # fmt: skip
 loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
 x = mx.nd.random.uniform(shape=(64, 64))
 y = mx.nd.array([i % 10 for i in range(64)])
@@ -46,7 +49,9 @@ def step() -> None:
 
 
 step()
+cpu = os.times()
 print(f"FIRST_STEP {time.time() - float(os.environ['LAUNCHED']):.3f}", flush=True)
+print(f"FIRST_STEP_CPU {cpu.user + cpu.system:.3f}", flush=True)
 for _ in range(10):
     step()
 start = time.perf_counter()

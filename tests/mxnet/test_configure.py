@@ -77,6 +77,29 @@ def test_a_server_whose_scheduler_never_comes_fails_too() -> None:
     assert "the MXNet scheduler did not accept connections within 2 s" in done.stderr
 
 
+@pytest.mark.parametrize("pool", ["workerpool0", "workerpool2"], ids=["scheduler", "server"])
+def test_a_serving_replica_ends_0_at_the_platforms_sigterm(pool: str) -> None:
+    # MXNet's loop runs in the replica's own process and blocks the thread that imported
+    # mxnet; the scheduler waits for workers and the server for a scheduler that never come.
+    spec = cluster(workerpool0=1, workerpool1=1, workerpool2=1)
+    env = clean_env(CLUSTER_SPEC=cluster_spec(spec, pool, 0))
+    code = "import vtrain; vtrain.plugins.get('mxnet').configure()"
+    replica = subprocess.Popen([sys.executable, "-c", code], env=env, text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    try:
+        assert replica.stdout is not None
+        assert "serves mxnet until the job ends" in replica.stdout.readline()
+        time.sleep(3)  # time enough to import mxnet and enter ps-lite's loop
+        assert replica.poll() is None, replica.communicate()
+        replica.send_signal(signal.SIGTERM)
+        _, err = replica.communicate(timeout=10)
+        assert replica.returncode == 0, err
+    finally:
+        if replica.poll() is None:
+            replica.kill()
+            replica.wait()
+
+
 def test_mxnet_imported_with_other_settings_is_refused() -> None:
     spec = cluster(workerpool0=1, workerpool1=1, workerpool2=1)
     env = {"CLUSTER_SPEC": cluster_spec(spec, "workerpool1", 0), "DMLC_NUM_WORKER": "4"}

@@ -11,14 +11,11 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
 
 from vtrain.errors import MissingExtraError, PluginError, UsageError
 from vtrain.plugins.base import Handle, Plugin
+from vtrain.plugins.discovery import EntryPoint, entry_points, normalize
 from vtrain.plugins.extras import real_extra
-
-if TYPE_CHECKING:
-    from importlib.metadata import EntryPoint
 
 GROUP = "vtrain.plugins"
 DISABLE = "VTRAIN_DISABLE_PLUGINS"
@@ -33,11 +30,8 @@ def _disabled(environ: Mapping[str, str]) -> frozenset[str]:
 
 
 def _entry_points(environ: Mapping[str, str]) -> dict[str, EntryPoint]:
-    # importlib.metadata costs ~30 ms to import: more than the rest of vtrain. Only here.
-    from importlib.metadata import entry_points
-
     off = _disabled(environ)
-    return {ep.name: ep for ep in entry_points(group=GROUP) if ep.name not in off}
+    return {ep.name: ep for ep in entry_points(GROUP) if ep.name not in off}
 
 
 def register(name: str, plugin: Plugin | type[Plugin], *, replace: bool = False) -> None:
@@ -100,11 +94,10 @@ def _load(name: str, point: EntryPoint) -> Plugin:
     except ImportError as e:
         # A built-in plugin's module imports nothing optional; a failure here means the
         # distribution that declares the entry point is incomplete.
-        if real_extra(name) and point.dist is not None and point.dist.name == "vtrain":
+        if real_extra(name) and normalize(point.dist) == "vtrain":
             raise MissingExtraError(f"the {name} plugin", name, module=e.name) from e
-        owner = point.dist.name if point.dist is not None else "the distribution that declares it"
         raise MissingExtraError(
-            f"the {name} plugin", None, module=e.name, install=f"reinstall {owner}"
+            f"the {name} plugin", None, module=e.name, install=f"reinstall {point.dist}"
         ) from e
     except Exception as e:
         # A broken plugin must be named, not surface as some unrelated traceback.

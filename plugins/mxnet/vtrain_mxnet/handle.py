@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import ctypes
 import os
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from vtrain import UsageError
-from vtrain.checkpoints import CheckpointManager
 from vtrain.plugins.base import Handle
 from vtrain_mxnet.children import Children
 from vtrain_mxnet.layout import Layout
-from vtrain_mxnet.state import GluonState
 
+# Checkpoints, data and the Trainer load when first used: every replica imports this module
+# before its first step, and most of it is not needed there.
 if TYPE_CHECKING:
+    from vtrain.checkpoints import CheckpointManager
     from vtrain.data import Share
 
 
@@ -157,6 +157,8 @@ class MXNetHandle(Handle):
         """The run's CheckpointManager; the leader writes the shared folder."""
         resources = self._resources
         if resources.manager is None:
+            from vtrain.checkpoints import CheckpointManager
+
             resources.manager = CheckpointManager(is_leader=self.is_leader)
         return resources.manager
 
@@ -170,10 +172,14 @@ class MXNetHandle(Handle):
         the commit run in the background unless `blocking`, and the next save,
         `close()` and the end of the script wait for them.
         """
+        from vtrain_mxnet.state import GluonState
+
         return GluonState(self.checkpoints).save(epoch, net, trainer, blocking=blocking)
 
     def resume(self, net: Any, trainer: Any = None) -> int:
         """Load the newest committed checkpoint into net and trainer; return the epoch to start."""
+        from vtrain_mxnet.state import GluonState
+
         return GluonState(self.checkpoints).restore(net, trainer)
 
     def save_model(self, net: Any, name: str = "model") -> str | None:
@@ -184,6 +190,8 @@ class MXNetHandle(Handle):
         """
         if not self.is_leader:
             return None
+        import tempfile
+
         from vtrain import RunContext
         from vtrain.storage import open_location
 

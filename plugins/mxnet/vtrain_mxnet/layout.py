@@ -37,16 +37,6 @@ VERBOSE = "PS_VERBOSE"
 VERBOSE_LEVELS = ("0", "1", "2")
 
 # The variable that described the cluster, for messages: ClusterInfo.source -> its name.
-# MXNet 1.9's threaded engine races on the parameter-server path on CPU: KVStoreDist points
-# its per-key buffer at whatever array was pushed last, so a pull and the push before it on
-# the same key share no engine variable and may reach the servers in either order. Gluon's
-# Trainer hits it on its first step (handle.trainer() waits there: ordered_trainer.py), and
-# so does any script that pushes then pulls a key itself. Workers get the serial engine
-# unless the user chose one; servers always (vtrain_mxnet.service). Operators still use
-# every core through OpenMP.
-ENGINE = "MXNET_ENGINE_TYPE"
-SERIAL_ENGINE = "NaiveEngine"
-
 _VARIABLES = {"cluster_spec": "CLUSTER_SPEC", "tf_config": "TF_CONFIG"}
 
 
@@ -181,7 +171,6 @@ class Layout:
             "DMLC_NUM_WORKER": str(self.num_workers),
             # ps-lite prefers DMLC_NODE_HOST to DMLC_INTERFACE: a chosen interface must win.
             "DMLC_NODE_HOST": None if INTERFACE in passed else self.node_host,
-            **({ENGINE: environ.get(ENGINE, SERIAL_ENGINE)} if self.role == DMLC_WORKER else {}),
         }
 
 

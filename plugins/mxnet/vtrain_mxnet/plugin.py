@@ -17,7 +17,8 @@ from vtrain.plugins.base import Plugin
 from vtrain_mxnet.children import Children
 from vtrain_mxnet.handle import MXNetHandle, _Resources
 from vtrain_mxnet.import_order import check_not_too_late, mark_started
-from vtrain_mxnet.layout import SCHEDULER, SERVER, Layout
+from vtrain_mxnet.layout import SERVER, Layout
+from vtrain_mxnet.service import SERVICE_ROLES, run_role
 
 KVSTORES = ("dist_sync", "dist_async", "dist_device_sync")
 # Replicas start minutes apart on Vertex; ps-lite would wait for a scheduler forever.
@@ -86,42 +87,45 @@ class MXNetPlugin(Plugin):
         wait: timedelta = DEFAULT_WAIT,
         **_: Any,
     ) -> None:
-        """Run MXNet's scheduler or server in a child; return when it ends or `stopped` is set."""
+        """Run MXNet's scheduler or server here; return when it ends or `stopped` is set."""
         role = os.environ.get("DMLC_ROLE")
-        if role not in (SCHEDULER, SERVER):
+        if role not in SERVICE_ROLES:
             raise LaunchError(
                 "this replica serves, but its MXNet role is not set",
                 source="DMLC_ROLE",
                 value=role,
                 expected="scheduler or server (configure() sets it)",
             )
-        # The server starts at once, as ps-lite retries by itself, and its import of MXNet
-        # overlaps the wait; vtrain bounds the wait, which ps-lite would not.
+        # In this process, not a child: a second interpreter would lengthen every job's
+        # start. On a thread: ps-lite's loop blocks the thread that imports mxnet, and
+        # this one must still see SIGTERM (`stopped`) and bound a server's wait for the
+        # scheduler, which ps-lite would not.
+        ended: list[int] = []
+        loop = threading.Thread(
+            target=lambda: ended.append(run_role(role)), name=f"mxnet-{role}", daemon=True
+        )
+        loop.start()
         pending = role == SERVER
         host, port = os.environ["DMLC_PS_ROOT_URI"], int(os.environ["DMLC_PS_ROOT_PORT"])
         end = time.monotonic() + wait.total_seconds()
-        children = Children()
-        children.start(role, os.environ)
-        try:
-            while not stopped.wait(_PAUSE):
-                if pending:
-                    problem = _probe(host, port)
-                    pending = problem is not None
-                    if problem is not None and time.monotonic() >= end:
-                        raise _late(host, port, wait, problem)
-                code = children.poll().get(role)
-                if code is None:
-                    continue
-                if code != 0:
-                    raise LaunchError(
-                        f"MXNet's {role} exited with status {code}",
-                        source="DMLC_ROLE",
-                        value=role,
-                        hint="its log lines are above, in this replica's output",
-                    )
+        while not stopped.wait(_PAUSE):
+            if pending:
+                problem = _probe(host, port)
+                pending = problem is not None
+                if problem is not None and time.monotonic() >= end:
+                    raise _late(host, port, wait, problem)
+            if loop.is_alive():
+                continue
+            if ended == [0]:
                 return
-        finally:
-            children.stop(0.0)
+            # No status: the import raised, and the thread printed its traceback.
+            how = f"exited with status {ended[0]}" if ended else "failed to start"
+            raise LaunchError(
+                f"MXNet's {role} {how}",
+                source="DMLC_ROLE",
+                value=role,
+                hint="its log lines are above, in this replica's output",
+            )
 
     def configure(
         self,

@@ -1,10 +1,13 @@
-"""The child process that runs MXNet's scheduler or a server for its replica, and dies with it.
+"""MXNet's scheduler or a server, run in this process: by a serving replica, or by its child.
 
-`python -m vtrain_mxnet.service --parent PID` with DMLC_ROLE=scheduler|server:
-importing mxnet runs that role's loop until the job ends, then exits 0. The
-child must never outlive the replica that started it: on Linux the kernel
-kills it when its parent dies (PR_SET_PDEATHSIG), and a watchdog thread ends
-it wherever the parent is gone, if the kernel could not be asked.
+A replica that serves (the chief that only schedules, a parameter server)
+runs the loop itself (`run_role`, from the plugin's `serve`). A training
+replica that also hosts the scheduler or a server starts this module as a
+child: `python -m vtrain_mxnet.service --parent PID` with
+DMLC_ROLE=scheduler|server. The child must never outlive the replica that
+started it: on Linux the kernel kills it when its parent dies
+(PR_SET_PDEATHSIG), and a watchdog thread ends it wherever the parent is
+gone, if the kernel could not be asked.
 """
 
 from __future__ import annotations
@@ -17,10 +20,30 @@ import signal
 import sys
 import threading
 
-from vtrain_mxnet.layout import ENGINE, SERIAL_ENGINE
+SERVICE_ROLES = ("scheduler", "server")
+# A server answers each request on ps-lite's receiving thread; the serial engine runs its
+# merges there at once, where the threaded engine hands each to a worker thread and back
+# (bench/setup_mxnet.py measures both). The user's choice wins.
+ENGINE = "MXNET_ENGINE_TYPE"
+SERVER_ENGINE = "NaiveEngine"
 
 _PR_SET_PDEATHSIG = 1
 _WATCH_SECONDS = 0.5
+
+
+def run_role(role: str) -> int:
+    """Run MXNet's `role` loop in this process until the job ends; return its exit status.
+
+    Importing mxnet with DMLC_ROLE=scheduler|server runs the loop, then calls
+    sys.exit(): call this before anything else in the process imports mxnet.
+    """
+    if role == "server":
+        os.environ.setdefault(ENGINE, SERVER_ENGINE)
+    try:
+        import mxnet  # noqa: F401 - with this DMLC_ROLE the import runs the role's loop
+    except SystemExit as e:  # mxnet's own end of the loop
+        return e.code if isinstance(e.code, int) else 0
+    return 0
 
 
 def die_with(parent: int, *, kernel: bool) -> None:
@@ -52,18 +75,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     role = os.environ.get("DMLC_ROLE")
-    if role not in ("scheduler", "server"):
+    if role not in SERVICE_ROLES:
         print(f"vtrain_mxnet.service: DMLC_ROLE is {role!r}, not scheduler or server",
               file=sys.stderr)  # fmt: skip
         return 2
     die_with(args.parent, kernel=not args.no_pdeathsig)
-    if role == "server":
-        os.environ[ENGINE] = SERIAL_ENGINE
-    try:
-        import mxnet  # noqa: F401 - with this DMLC_ROLE the import runs the role's loop
-    except SystemExit as e:  # mxnet's own end of the loop: sys.exit()
-        return e.code if isinstance(e.code, int) else 0
-    return 0
+    return run_role(role)
 
 
 if __name__ == "__main__":

@@ -32,12 +32,14 @@ signal.signal(signal.SIGTERM, lambda *_: None)
 
 children = handle.children
 with handle:
-    # Every worker pushes rank + 1 three times; the kvstore sums them.
+    # Every worker pushes rank + 1 three times; the kvstore sums them. MXNet does not order
+    # two pushes of one key (KVStore.push's docs): each round reads its pull first.
     total = mx.nd.zeros((3,))
     handle.kvstore.init(7, mx.nd.zeros((3,)))
     for _ in range(3):
         handle.kvstore.push(7, mx.nd.ones((3,)) * (handle.rank + 1))
         handle.kvstore.pull(7, out=total)
+        total.wait_to_read()
     result = {
         "role": handle.role,
         "index": handle.info.index,
