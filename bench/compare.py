@@ -14,14 +14,26 @@ def report(
     ours: str,
     theirs: str,
     target: str,
+    paired: bool = False,
 ) -> float:
-    """Print each contender's median and `ours / theirs`; return that ratio."""
+    """Print each contender's median and `ours / theirs`; return that ratio.
+
+    `paired`: the i-th values of every contender come from one round, run back to
+    back; the ratio is then the median of the rounds' own ratios, which a machine
+    whose speed drifts between rounds moves less than a ratio of medians.
+    """
     runs = min(len(v) for v in results.values())
     print(f"{title} (median of {runs}):")
     for name, values in results.items():
         print(f"  {name:<34}{statistics.median(values):9.2f} {unit}")
-    ratio = statistics.median(results[ours]) / statistics.median(results[theirs])
-    print(f"  {ours} / {theirs}: {ratio:.3f}x (target {target})")
+    if paired:
+        pairs = zip(results[ours], results[theirs], strict=True)
+        ratio = statistics.median(a / b for a, b in pairs)
+        how = "median of the rounds' ratios"
+    else:
+        ratio = statistics.median(results[ours]) / statistics.median(results[theirs])
+        how = "ratio of the medians"
+    print(f"  {ours} / {theirs}: {ratio:.3f}x, {how} (target {target})")
     return ratio
 
 

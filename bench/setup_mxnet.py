@@ -10,7 +10,7 @@ engine vtrain chooses (the serial engine on the servers, vtrain_mxnet/service.py
 1. Gluon dist_sync steps per second on a worker (target: >= 0.98x).
 2. Launch to the end of the first step (target: <= 1.05x), and a worker's CPU seconds
    until then (what vtrain itself adds, free of the scheduling noise of 4 processes).
-Runs are interleaved and repeated; medians are reported.
+Runs are interleaved and repeated; each ratio is the median of the rounds' ratios.
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ from pathlib import Path
 from compare import free_port, launch_by_hand, report
 
 JOB = str(Path(__file__).resolve().parent / "scripts" / "mxnet_job.py")
-ROUNDS = 9
+ROUNDS = 15
+STEPS = 600  # timed steps per worker: about 4 s, long enough to even out this machine's noise
 SERIAL = "NaiveEngine"  # what vtrain_mxnet.service gives a server
 POOLS = (("workerpool0", "scheduler"), ("workerpool2", "server"),
          ("workerpool1", "worker"), ("workerpool1", "worker"))  # fmt: skip
@@ -62,7 +63,7 @@ def run(mode: str, envs: list[dict[str, str]]) -> tuple[float, float, float]:
     """(mean steps/s of the workers, slowest launch-to-first-step, their mean CPU s until it)."""
     launched = str(time.time())
     envs = [{**e, "LAUNCHED": launched} for e in envs]
-    _, outputs = launch_by_hand([sys.executable, JOB, mode], envs)
+    _, outputs = launch_by_hand([sys.executable, JOB, mode, str(STEPS)], envs)
     workers = outputs[2:]
     try:
         rates = [float(re.findall(r"STEPS_PER_SECOND ([\d.]+)", o)[-1]) for o in workers]
@@ -82,21 +83,26 @@ def main() -> None:
     rates: dict[str, list[float]] = {name: [] for name in sides}
     firsts: dict[str, list[float]] = {name: [] for name in sides}
     cpus: dict[str, list[float]] = {name: [] for name in sides}
-    for _ in range(ROUNDS):
-        for name, (mode, envs) in sides.items():
+    for round_ in range(ROUNDS):
+        # Each side goes first in turn: no side always runs on the heels of the same one.
+        order = list(sides.items())
+        for name, (mode, envs) in order[round_ % 3 :] + order[: round_ % 3]:
             rate, first, cpu = run(mode, envs())
             rates[name].append(rate)
             firsts[name].append(first)
             cpus[name].append(cpu)
     for theirs in ("by hand, MXNet defaults", "by hand, vtrain's engines"):
         report("Gluon dist_sync, 2 workers + 1 server, steps per second", rates, unit="steps/s",
-               ours="vtrain configure()", theirs=theirs, target=">= 0.98x")  # fmt: skip
+               ours="vtrain configure()", theirs=theirs, target=">= 0.98x",
+               paired=True)  # fmt: skip
         report("Launch to the end of the first step", firsts, unit="s",
-               ours="vtrain configure()", theirs=theirs, target="<= 1.05x")  # fmt: skip
-        # Four processes share this machine's cores, so the launch also moves with the
-        # machine's noise; a worker's own CPU until its first step does not.
+               ours="vtrain configure()", theirs=theirs, target="<= 1.05x",
+               paired=True)  # fmt: skip
+        # Four processes share this machine's cores: the launch also measures how the system
+        # shared them. A worker's CPU seconds until its first step count its own work only.
         report("A worker's CPU until the end of its first step", cpus, unit="s",
-               ours="vtrain configure()", theirs=theirs, target="what vtrain adds")  # fmt: skip
+               ours="vtrain configure()", theirs=theirs, target="what vtrain adds",
+               paired=True)  # fmt: skip
 
 
 if __name__ == "__main__":
