@@ -84,13 +84,15 @@ def _read(folder: str, dist: str, group: str) -> Iterator[EntryPoint]:
             text = f.read()
     except (OSError, UnicodeDecodeError):
         return
+    # importlib.metadata's Sectioned parser, line for line, except that a line without "="
+    # is skipped here where it raises there: one broken distribution must not hide the rest.
     section = None
     for raw in text.splitlines():
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
         if line.startswith("[") and line.endswith("]"):
-            section = line[1:-1].strip()
-        elif section == group:
+            section = line.strip("[]")
+        elif section == group and "=" in line:
             name, _, value = line.partition("=")
             yield EntryPoint(name.strip(), value.strip(), group, dist)

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import importlib.metadata
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
 import pytest
+from fuzzing import examples
+from hypothesis import given
+from hypothesis import strategies as st
 
 from vtrain.plugins.discovery import entry_points, normalize
 
@@ -75,3 +79,43 @@ def test_load_follows_the_object_reference(tmp_path: Path, monkeypatch: pytest.M
     points = {ep.name: ep for ep in entry_points("g")}
     assert points["nested"].load().__qualname__ == "Outer.Inner"
     assert points["mod"].load().__name__ == "ep_target_pkg"
+
+
+# Lines importlib.metadata parses without raising: headers, comments, blanks, `name = value`,
+# with no character str.splitlines() would break them at.
+_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+_TEXT = st.text(alphabet=st.characters(blacklist_categories=["Cs"], blacklist_characters=_BREAKS))
+_LINE = st.one_of(
+    st.builds(lambda a, b, c: f"{a}[{b}]{c}", st.sampled_from(["", " ", "\t"]),
+              st.sampled_from(["g", " g ", "[g]", "other", "g2", ""]), st.sampled_from(["", " "])),
+    st.builds(lambda t: "#" + t, _TEXT),
+    st.sampled_from(["", "   "]),
+    st.builds(lambda a, b: f"{a}={b}", _TEXT, _TEXT),
+)  # fmt: skip
+
+
+@examples(200)
+@given(lines=st.lists(_LINE, max_size=12), newline=st.sampled_from(["\n", "\r\n", "\r"]))
+def test_any_entry_points_file_reads_as_importlib_metadata_reads_it(
+    lines: list[str], newline: str
+) -> None:
+    with tempfile.TemporaryDirectory() as site:
+        folder = Path(site) / "fuzzed-1.0.dist-info"
+        folder.mkdir()
+        (folder / "METADATA").write_text("Name: fuzzed\n")
+        (folder / "entry_points.txt").write_bytes(newline.join(lines).encode())
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(sys, "path", [site])
+            for group in ("g", "other", "[g]"):
+                assert _ours(group) == _theirs(group), group
+
+
+def test_a_line_without_equals_is_skipped_where_importlib_metadata_raises(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _dist(tmp_path, "odd-1.dist-info", "[g]\nfirst = a:b\njust a name\nsecond = c:d\n")
+    monkeypatch.setattr(sys, "path", [str(tmp_path)])
+    with pytest.raises(TypeError):
+        _theirs("g")
+    read = [(ep.name, ep.value) for ep in entry_points("g")]
+    assert read == [("first", "a:b"), ("second", "c:d")]
