@@ -68,6 +68,10 @@ def main() -> None:
         if initial_epoch or handle.role != "chief":
             return
         if where == args.die_at:
+            # Epoch ends commit in the background: on a busy machine the last one may still
+            # be landing here, and the kill would then resume an epoch earlier. The test
+            # names the epoch to resume at: let the commits before the crash land first.
+            checkpoint.manager.wait()
             print(f"dying at {where}", flush=True)
             os.kill(os.getpid(), signal.SIGKILL)
         if where == args.term_at:
@@ -79,6 +83,9 @@ def main() -> None:
                 time.sleep(1)
 
     save_freq = args.save_freq if args.save_freq == "epoch" else int(args.save_freq)
+    checkpoint = handle.model_checkpoint(
+        monitor="loss", verbose=1, save_freq=save_freq, save_weights_only=args.weights_only
+    )
     callbacks = [
         keras.callbacks.LambdaCallback(
             on_epoch_begin=lambda epoch, logs: epoch_now.__setitem__(0, epoch),
@@ -86,9 +93,7 @@ def main() -> None:
             on_epoch_end=lambda epoch, logs: print(f"epoch {epoch + 1} weights {weights()}"),
         ),
         handle.preemption_callback(grace=60),
-        handle.model_checkpoint(
-            monitor="loss", verbose=1, save_freq=save_freq, save_weights_only=args.weights_only
-        ),
+        checkpoint,
     ]
     if args.plain:
         callbacks.append(keras.callbacks.ModelCheckpoint(args.plain))
