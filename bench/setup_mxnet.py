@@ -9,7 +9,7 @@ The hand-set side runs MXNet's defaults throughout; a third side sets by hand th
 engine vtrain chooses (the serial engine on the servers, vtrain_mxnet/service.py).
 1. Gluon dist_sync steps per second on a worker (target: >= 0.98x).
 2. Launch to the end of the first step (target: <= 1.05x), and a worker's CPU seconds
-   until then (what vtrain itself adds, free of the scheduling noise of 4 processes).
+   until then (its own work only, not how 4 processes shared the cores).
 Runs are interleaved and repeated; each ratio is the median of the rounds' ratios.
 """
 
@@ -86,7 +86,8 @@ def main() -> None:
     for round_ in range(ROUNDS):
         # Each side goes first in turn: no side always runs on the heels of the same one.
         order = list(sides.items())
-        for name, (mode, envs) in order[round_ % 3 :] + order[: round_ % 3]:
+        lead = round_ % len(order)
+        for name, (mode, envs) in order[lead:] + order[:lead]:
             rate, first, cpu = run(mode, envs())
             rates[name].append(rate)
             firsts[name].append(first)

@@ -28,11 +28,10 @@ _INFO_SUFFIXES = (".dist-info", ".egg-info")
 
 @dataclass(frozen=True)
 class EntryPoint:
-    """`name = value` in `group` of distribution `dist` (its name as its folder spells it)."""
+    """`name = value` of distribution `dist` (its name as its folder spells it)."""
 
     name: str
     value: str
-    group: str
     dist: str
 
     def load(self) -> Any:
@@ -67,15 +66,17 @@ def _distributions() -> Iterator[tuple[str, str]]:
         # importlib.metadata groups a folder's infos by name, in the order it lists them.
         found: dict[str, list[str]] = {}
         for child in children:
-            low = child.lower()
-            if low.endswith(_INFO_SUFFIXES):
-                name = low.rpartition(".")[0].partition("-")[0]
-                found.setdefault(normalize(name), []).append(child)
+            if child.lower().endswith(_INFO_SUFFIXES):
+                found.setdefault(normalize(_dist_name(child)), []).append(child)
         for key, infos in found.items():
-            for child in infos:
-                if key not in seen:
-                    seen.add(key)
-                    yield os.path.join(root, child), child.rpartition(".")[0].partition("-")[0]
+            if key not in seen:
+                seen.add(key)
+                yield os.path.join(root, infos[0]), _dist_name(infos[0])
+
+
+def _dist_name(folder: str) -> str:
+    """`Some.Name` of `Some.Name-1.0.dist-info`."""
+    return folder.rpartition(".")[0].partition("-")[0]
 
 
 def _read(folder: str, dist: str, group: str) -> Iterator[EntryPoint]:
@@ -95,4 +96,4 @@ def _read(folder: str, dist: str, group: str) -> Iterator[EntryPoint]:
             section = line.strip("[]")
         elif section == group and "=" in line:
             name, _, value = line.partition("=")
-            yield EntryPoint(name.strip(), value.strip(), group, dist)
+            yield EntryPoint(name.strip(), value.strip(), dist)

@@ -21,6 +21,7 @@ from vtrain.plugins.wait import split_address
 
 SCHEDULER = "scheduler"
 SERVER = "server"
+SERVICE_ROLES = (SCHEDULER, SERVER)
 DMLC_WORKER = "worker"
 
 # Every DMLC variable vtrain writes; a replica outside the kvstore gets none of them.
@@ -155,7 +156,7 @@ class Layout:
     @property
     def serves(self) -> bool:
         """True for a replica that runs MXNet's scheduler or a server until the job ends."""
-        return self.role in (SCHEDULER, SERVER)
+        return self.role in SERVICE_ROLES
 
     def variables(self, environ: Mapping[str, str]) -> dict[str, str | None]:
         """The DMLC variables for this replica; None removes one (off the kvstore)."""

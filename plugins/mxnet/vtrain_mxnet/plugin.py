@@ -17,8 +17,8 @@ from vtrain.plugins.base import Plugin
 from vtrain_mxnet.children import Children
 from vtrain_mxnet.handle import MXNetHandle, _Resources
 from vtrain_mxnet.import_order import check_not_too_late, mark_started
-from vtrain_mxnet.layout import SERVER, Layout
-from vtrain_mxnet.service import SERVICE_ROLES, run_role
+from vtrain_mxnet.layout import SERVER, SERVICE_ROLES, Layout
+from vtrain_mxnet.service import run_role
 
 KVSTORES = ("dist_sync", "dist_async", "dist_device_sync")
 # Replicas start minutes apart on Vertex; ps-lite would wait for a scheduler forever.

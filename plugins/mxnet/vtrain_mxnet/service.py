@@ -20,7 +20,8 @@ import signal
 import sys
 import threading
 
-SERVICE_ROLES = ("scheduler", "server")
+from vtrain_mxnet.layout import SERVER, SERVICE_ROLES
+
 # A server answers each request on ps-lite's receiving thread; the serial engine runs its
 # merges there at once, where the threaded engine hands each to a worker thread and back
 # (bench/setup_mxnet.py measures both). The user's choice wins.
@@ -37,7 +38,7 @@ def run_role(role: str) -> int:
     Importing mxnet with DMLC_ROLE=scheduler|server runs the loop, then calls
     sys.exit(): call this before anything else in the process imports mxnet.
     """
-    if role == "server":
+    if role == SERVER:
         os.environ.setdefault(ENGINE, SERVER_ENGINE)
     try:
         import mxnet  # noqa: F401 - with this DMLC_ROLE the import runs the role's loop
