@@ -21,6 +21,7 @@ from collections.abc import Mapping
 
 from vtrain.errors import ConfigError, VtrainError, raise_all
 from vtrain.frozen import Frozen
+from vtrain.variables import check_trial_id
 
 DEFAULT_METRIC_FILE = "/tmp/hypertune/output.metrics"
 DEFAULT_METRIC_TAG = "training/hptuning/metric"
@@ -33,38 +34,8 @@ OUTPUT_FOLDERS = {
     "AIP_TENSORBOARD_LOG_DIR": "logs",
 }
 
-# Variables vtrain itself writes into a process to say where it sits in a job. A process
-# started from one (a shell inside a job, a replica that starts a job of its own) must not
-# inherit them: `vtrain local run` strips them all from what its replicas inherit.
-LEADER = "VTRAIN_LEADER"
-"""The replica that writes shared artifacts, ``role:index``; the framework plugins export it."""
-LOCAL_LAUNCH = "VTRAIN_LOCAL_LAUNCH"
-"""Set by vtrain's per-GPU launcher on each process it starts; read like torchrun's marker."""
-PLACEMENT_VARIABLES = frozenset({LEADER, LOCAL_LAUNCH})
-
-# Trial and job ids become folder names; anything that could climb out of the base is refused.
-_FOLDER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 # ASCII digits: str.isdigit() also takes '١٢٣', which no project number holds.
 _PROJECT_NUMBER = re.compile(r"[0-9]+")
-
-
-def check_folder_name(value: str, variable: str, what: str, example: str) -> str | None:
-    """An id that is safe as one path component, or None when it is empty."""
-    if value == "":
-        return None
-    if not _FOLDER_NAME.fullmatch(value) or ".." in value:
-        raise ConfigError(
-            f"{what} is not a plain folder name",
-            source=variable,
-            value=value,
-            expected=f"letters, digits, '.', '_' or '-' ({example})",
-        )
-    return value
-
-
-def check_trial_id(value: str, variable: str) -> str | None:
-    """A trial id that is safe as one path component, or None when it is empty."""
-    return check_folder_name(value, variable, "trial id", "Vertex uses 1, 2, 3 …")
 
 
 def trial_folder(base: str, trial_id: str | None) -> str:

@@ -121,6 +121,15 @@ class CheckpointManager:
         # since: a save of any other step starts from an empty folder and need not list it.
         self._present: set[int] = set()
 
+    def retain(self, keep: int | None = None, keep_every: int | None = None) -> CheckpointManager:
+        """Keep the newest `keep` steps, plus every multiple of `keep_every`, from the next save.
+
+        For a manager made elsewhere (a handle's `checkpoints`); returns the manager.
+        """
+        self.keep = _check_count(keep, "keep")
+        self.keep_every = _check_count(keep_every, "keep_every")
+        return self
+
     @property
     def directory(self) -> str:
         """The shared checkpoint folder every replica reads (a path or gs:// URI)."""

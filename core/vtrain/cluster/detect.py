@@ -13,8 +13,8 @@ from vtrain.cluster import (
 )
 from vtrain.cluster.info import ClusterInfo
 from vtrain.cluster.roles import PS, REDUCTION_SERVER
-from vtrain.context import check_trial_id
 from vtrain.errors import ConfigError, ConflictError, UsageError
+from vtrain.variables import check_trial_id
 
 # `typing` costs milliseconds at start-up; the names are for the type checker only.
 TYPE_CHECKING = False

@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable, Mapping
 
 from vtrain.errors import ConfigError
+from vtrain.variables import check_trial_id
 
 # `typing` costs milliseconds at start-up; the names are for the type checker only.
 TYPE_CHECKING = False
@@ -127,8 +128,6 @@ def index(variable: str, path: str, value: Any) -> int:
 
 def trial(variable: str, path: str, value: Any) -> str | None:
     """A trial id: a string or number, None when empty or absent."""
-    from vtrain.context import check_trial_id
-
     if value is None:
         return None
     if isinstance(value, int) and not isinstance(value, bool):

@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from vtrain.cluster.fields import BLANKS, natural
 from vtrain.cluster.info import ClusterInfo
 from vtrain.cluster.roles import CHIEF, ROLES, WORKER
-from vtrain.context import LEADER as VARIABLE
 from vtrain.errors import ConfigError
+from vtrain.variables import LEADER as VARIABLE
 
 Replica = tuple[str, int]
 """(role, index), in vtrain's role names."""

@@ -15,8 +15,8 @@ from vtrain.cluster.build import checked
 from vtrain.cluster.info import ClusterInfo
 from vtrain.cluster.roles import CHIEF, WORKER
 from vtrain.cluster.torch_env_reader import master_address, out_of_range, platform
-from vtrain.context import LOCAL_LAUNCH
 from vtrain.errors import ConfigError
+from vtrain.variables import LOCAL_LAUNCH
 
 NAME = "torchrun"
 MARKER = "TORCHELASTIC_RUN_ID"

@@ -13,8 +13,8 @@ import json
 import os
 from collections.abc import Callable, Mapping, Sequence
 
-from vtrain.context import PLACEMENT_VARIABLES
 from vtrain.local.plan import Plan, Replica
+from vtrain.variables import PLACEMENT_VARIABLES
 
 # `typing` costs milliseconds at start-up; the names are for the type checker only.
 TYPE_CHECKING = False

@@ -15,9 +15,10 @@ from signal import SIGKILL, Signals  # by name: Kill's field `signal` hides the 
 
 from vtrain.cluster.fields import natural
 from vtrain.cluster.roles import CHIEF, EVALUATOR, PS, WORKER
-from vtrain.context import check_folder_name, check_trial_id, trial_folder
+from vtrain.context import trial_folder
 from vtrain.errors import UsageError, VtrainError, raise_all
 from vtrain.frozen import Frozen
+from vtrain.variables import check_folder_name, check_trial_id
 
 # `typing` costs milliseconds at start-up; the names are for the type checker only.
 TYPE_CHECKING = False

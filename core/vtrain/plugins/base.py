@@ -19,47 +19,29 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import dataclass
-from types import ModuleType, TracebackType
+from types import ModuleType
 from typing import Any, ClassVar, TypeVar
 
 from vtrain.cluster import ClusterInfo
 from vtrain.cluster.leader import Replica, default_leader, encode, leads
-from vtrain.context import LEADER
 from vtrain.errors import MissingExtraError, UsageError
 from vtrain.plugins.extras import real_extra
+from vtrain.plugins.handle import Handle
+from vtrain.variables import LEADER
 
 F = TypeVar("F", bound=Callable[..., Any])
-H = TypeVar("H", bound="Handle")
+
+__all__ = ["Handle", "KubeflowJob", "Plugin"]
 
 
 @dataclass(frozen=True)
-class Handle:
-    """What `configure()` returns: this replica's role and rank, whether it leads, `close()`."""
+class KubeflowJob:
+    """How Kubeflow's training operator runs a framework's job: its kind and container name."""
 
-    info: ClusterInfo
-    is_leader: bool
-    """True on the one replica (and process) that writes shared artifacts."""
-
-    @property
-    def role(self) -> str:
-        """chief, worker, ps, evaluator or reduction_server."""
-        return self.info.role
-
-    @property
-    def rank(self) -> int | None:
-        """Rank among the trainers; None on a replica that does not train."""
-        return self.info.rank
-
-    def close(self) -> None:
-        """Release what `configure()` set up; safe to call twice. Nothing to release here."""
-
-    def __enter__(self: H) -> H:
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
+    kind: str
+    """The operator's job kind: TFJob, PyTorchJob or XGBoostJob."""
+    container: str
+    """The name the operator finds the training container by (the kind's own default)."""
 
 
 class Plugin(ABC):
@@ -73,6 +55,12 @@ class Plugin(ABC):
     """For a plugin shipped elsewhere: what to run to install its framework."""
     requires: ClassVar[tuple[str, ...]] = ()
     """Top-level modules the framework needs; checked without importing them."""
+    installs: ClassVar[Mapping[str, str]] = {}
+    """Other top-level modules a vtrain extra of this plugin installs -> that extra."""
+    kubeflow: ClassVar[KubeflowJob | None] = None
+    """The Kubeflow job that runs this framework; None: `vtrain render kubeflow` refuses it."""
+    serving_roles: ClassVar[frozenset[str]] = frozenset()
+    """The roles whose replicas may serve rather than train (`serves` says when)."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -11,9 +11,10 @@ from datetime import timedelta
 from typing import Any
 
 from vtrain import ClusterInfo, LaunchError, UsageError
+from vtrain.cluster import CHIEF, PS
 from vtrain.cluster.leader import Replica, encode
-from vtrain.context import LEADER
-from vtrain.plugins.base import Plugin
+from vtrain.plugins.base import KubeflowJob, Plugin
+from vtrain.variables import LEADER
 from vtrain_mxnet.children import Children
 from vtrain_mxnet.handle import MXNetHandle, _Resources
 from vtrain_mxnet.import_order import check_not_too_late, mark_started
@@ -33,6 +34,9 @@ class MXNetPlugin(Plugin):
     name = "mxnet"
     extra = "mxnet"
     requires = ("mxnet",)
+    # A TFJob: its chief/worker/ps roles are the ones this plugin maps onto MXNet's.
+    kubeflow = KubeflowJob(kind="TFJob", container="tensorflow")
+    serving_roles = frozenset({CHIEF, PS})  # the scheduler, the servers
 
     # -- pure ---------------------------------------------------------------------------
 

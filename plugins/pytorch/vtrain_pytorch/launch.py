@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from types import FrameType
 
 from vtrain import ClusterInfo, UsageError
-from vtrain.context import LOCAL_LAUNCH
+from vtrain.variables import LOCAL_LAUNCH
 from vtrain_pytorch.world import World
 
 

@@ -8,7 +8,7 @@ from collections.abc import Mapping, MutableMapping
 from datetime import timedelta
 
 from vtrain import ClusterInfo, UsageError
-from vtrain.plugins.base import Plugin
+from vtrain.plugins.base import KubeflowJob, Plugin
 from vtrain.plugins.wait import wait_for_chief
 from vtrain_pytorch.handle import TorchHandle
 from vtrain_pytorch.world import World
@@ -26,6 +26,12 @@ class PyTorchPlugin(Plugin):
     name = "pytorch"
     extra = "pytorch"
     requires = ("torch",)
+    installs = {
+        "lightning": "lightning",
+        "pytorch_lightning": "lightning",
+        "tensorboardX": "lightning",
+    }
+    kubeflow = KubeflowJob(kind="PyTorchJob", container="pytorch")
 
     def environment(
         self,

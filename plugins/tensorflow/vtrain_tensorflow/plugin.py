@@ -10,7 +10,7 @@ from datetime import timedelta
 
 from vtrain import ClusterInfo, ConfigError, RunContext
 from vtrain.cluster import CHIEF, PS, WORKER
-from vtrain.plugins.base import Plugin
+from vtrain.plugins.base import KubeflowJob, Plugin
 from vtrain.plugins.wait import split_address, wait_for_chief
 from vtrain_tensorflow.handle import TensorFlowHandle
 from vtrain_tensorflow.keras_choice import LEGACY, VARIABLE, check_not_too_late, chosen, wanted
@@ -26,6 +26,9 @@ class TensorFlowPlugin(Plugin):
     name = "tensorflow"
     extra = "tensorflow"
     requires = ("tensorflow",)
+    installs = {"tf_keras": "tensorflow", "tensorboard": "tensorflow"}
+    kubeflow = KubeflowJob(kind="TFJob", container="tensorflow")
+    serving_roles = frozenset({WORKER, PS})
 
     def environment(
         self, info: ClusterInfo, environ: Mapping[str, str], **options: object

@@ -7,7 +7,7 @@ from collections.abc import Mapping, MutableMapping
 from datetime import timedelta
 
 from vtrain import ClusterInfo, RunContext, UsageError
-from vtrain.plugins.base import Plugin
+from vtrain.plugins.base import KubeflowJob, Plugin
 from vtrain_xgboost.communicator import Link
 from vtrain_xgboost.handle import XGBoostHandle
 from vtrain_xgboost.rendezvous import DMLC_VARIABLES, Rendezvous
@@ -28,6 +28,7 @@ class XGBoostPlugin(Plugin):
     name = "xgboost"
     extra = "xgboost"
     requires = ("xgboost",)
+    kubeflow = KubeflowJob(kind="XGBoostJob", container="xgboost")
 
     def environment(
         self, info: ClusterInfo, environ: Mapping[str, str], **options: object

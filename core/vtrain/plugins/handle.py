@@ -1,0 +1,240 @@
+"""`Handle`: what every plugin's `configure()` returns, in one vocabulary across frameworks.
+
+Each framework's handle speaks these words with the same meaning and return
+shape, so a user who has read one knows the other three:
+
+- `rank`, `world_size`: this trainer's place among the trainers of the
+  collective (None and 0 on a replica that does not train; 0 of 1 alone);
+- `is_leader`, `role`: whether this replica writes shared artifacts, and its role;
+- `checkpoints`: the job's leader-aware `CheckpointManager`;
+- `resume(...)`: load the newest committed checkpoint, return a `Resumed`;
+- `save_model(model)`: write the model to AIP_MODEL_DIR from the leader;
+- `report(value, tag=...)`: the tuning metric, from the leader;
+- `share(split)`, `shard(items)`: this trainer's part of the input;
+- `barrier()`, `close()`.
+
+Framework-native objects keep their native names on each handle (`strategy`,
+`kvstore`, `trainer()`, `callbacks()`). A handle keeps the environment it was
+configured with: nothing it does reads `os.environ` again.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType, TracebackType
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+
+from vtrain.cluster import ClusterInfo
+from vtrain.errors import UsageError
+
+# Checkpoints, data and the run context load when first used: a serving replica never does.
+if TYPE_CHECKING:
+    from vtrain.checkpoints import CheckpointManager
+    from vtrain.context import RunContext
+    from vtrain.data import Share
+
+H = TypeVar("H", bound="Handle")
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Resumed:
+    """What `handle.resume(...)` loaded: how far training had got, and from where.
+
+    `done` counts what the checkpoint had completed, in the unit the plugin
+    saves by (PyTorch steps, Keras and MXNet epochs, XGBoost rounds): continue
+    from there. A fresh start is ``Resumed()``: 0 done, no checkpoint, falsy.
+    """
+
+    done: int = 0
+    """Steps, epochs or rounds completed; 0 when nothing was committed yet."""
+    uri: str | None = None
+    """The checkpoint that was loaded; None on a fresh start."""
+    state: Any = None
+    """What could not be loaded in place (XGBoost's booster); None elsewhere."""
+    extra: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    """What was saved beside the state (`save_checkpoint(..., **extra)`)."""
+
+    def __bool__(self) -> bool:
+        return self.uri is not None
+
+    def describe(self) -> str:
+        """One line for the log: where the run resumed, or that it starts fresh."""
+        if self.uri is None:
+            return "vtrain: no committed checkpoint; starting fresh"
+        return f"vtrain: resumed from {self.uri} ({self.done} done)"
+
+
+@dataclass(frozen=True)
+class Handle:
+    """This replica's place in the job, and the helpers every framework shares."""
+
+    info: ClusterInfo
+    is_leader: bool
+    """True on the one replica (and process) that writes shared artifacts."""
+    environ: Mapping[str, str] = field(
+        default_factory=lambda: os.environ, kw_only=True, repr=False, compare=False
+    )
+    """The environment `configure` read and wrote; storage and metric settings come from it."""
+
+    model_name: ClassVar[str] = "model"
+    """The file `save_model` writes by default (what the framework's serving tools load)."""
+    saves_collectively: ClassVar[bool] = False
+    """True when every replica must take part in writing the model (TensorFlow's saves)."""
+    checkpoint_subfolder: ClassVar[str | None] = None
+    """A subfolder of AIP_CHECKPOINT_DIR for `checkpoints` (Keras keeps its own)."""
+
+    # -- where this replica is --------------------------------------------------------------
+
+    @property
+    def role(self) -> str:
+        """chief, worker, ps, evaluator or reduction_server."""
+        return self.info.role
+
+    @property
+    def rank(self) -> int | None:
+        """This trainer's rank in the collective; None on a replica that does not train."""
+        return self.info.rank
+
+    @property
+    def world_size(self) -> int:
+        """How many trainers the collective has: 1 alone, 0 on a replica that does not train."""
+        return 0 if self.info.rank is None else self.info.num_trainers
+
+    @functools.cached_property
+    def context(self) -> RunContext:
+        """The run's folders and ids, read from the environment `configure` was given."""
+        from vtrain.context import RunContext
+
+        return RunContext.from_env(self.environ, trial_id=self.info.trial_id)
+
+    # -- input ------------------------------------------------------------------------------
+
+    def share(
+        self,
+        split: str = "training",
+        *,
+        by_record: bool = False,
+        uri: str | None = None,
+        client: Any = None,
+    ) -> Share:
+        """This trainer's share of `split` (see vtrain.data.files), dealt by `rank` of `world_size`.
+
+        Off the collective (an evaluator, a ps) vtrain.data's placement decides:
+        the validation split whole, nothing else.
+        """
+        from vtrain.data import files
+
+        place = {} if self.rank is None else {"rank": self.rank, "world_size": self.world_size}
+        return files(
+            split, by_record=by_record, uri=uri, environ=self.environ, client=client, **place
+        )
+
+    def shard(self, items: Sequence[T]) -> list[T]:
+        """This trainer's share of a list (of files, say): every world_size-th, from `rank`."""
+        from vtrain.data.shares import deal
+
+        if self.rank is None:
+            raise UsageError(
+                f"a {self.role} replica has no share: it does not train",
+                source="shard",
+                value=self.role,
+                expected="a chief or worker replica (check handle.rank is not None first)",
+            )
+        return list(deal(items, self.rank, max(1, self.world_size)))
+
+    # -- checkpoints, the model, the metric -------------------------------------------------
+
+    @functools.cached_property
+    def checkpoints(self) -> CheckpointManager:
+        """The job's CheckpointManager: the leader writes AIP_CHECKPOINT_DIR (one per trial)."""
+        return self.checkpoint_manager()
+
+    def checkpoint_manager(
+        self,
+        directory: str | None = None,
+        *,
+        keep: int | None = None,
+        keep_every: int | None = None,
+    ) -> CheckpointManager:
+        """`checkpoints`, or the manager of another folder (a `trial-<id>` subfolder under tuning).
+
+        `keep` and `keep_every` set the retention of the manager returned (see
+        CheckpointManager); the default folder has one manager per handle.
+        """
+        if directory is None and "checkpoints" in self.__dict__:
+            manager: CheckpointManager = self.__dict__["checkpoints"]
+        else:
+            from vtrain.checkpoints import CheckpointManager
+
+            folder = directory
+            if folder is None and self.checkpoint_subfolder is not None:
+                folder = os.path.join(self.context.checkpoint_dir, self.checkpoint_subfolder)
+            manager = CheckpointManager(
+                folder,
+                is_leader=self.is_leader,
+                environ=self.environ,
+                per_trial=directory is not None,
+            )
+            if directory is None:
+                self.__dict__["checkpoints"] = manager  # the cached property's own slot
+        if keep is not None or keep_every is not None:
+            manager.retain(keep, keep_every)
+        return manager
+
+    def resume(self, *objects: Any, **options: Any) -> Resumed:
+        """Load the newest committed checkpoint into `objects`; what was found (falsy: none)."""
+        raise NotImplementedError(f"{type(self).__name__} has no resume")
+
+    def write_model(self, model: Any, folder: str, name: str) -> str:
+        """Write `model` into the local `folder` as `name`; return the main file's name."""
+        raise NotImplementedError(f"{type(self).__name__} cannot save a model")
+
+    def save_model(self, model: Any, name: str | None = None) -> str | None:
+        """Write `model` to AIP_MODEL_DIR from the leader; return its URI there, None elsewhere.
+
+        Written to a local folder first, then put in place through vtrain's
+        storage, so a gs:// model folder works with or without the /gcs/ mount.
+        Where the framework saves collectively, every replica must call it.
+        """
+        if not (self.is_leader or self.saves_collectively):
+            return None
+        from vtrain.storage.publish import publish_model
+
+        chosen = self.model_name if name is None else name
+        return publish_model(
+            lambda folder: self.write_model(model, folder, chosen),
+            self.context.model_dir,
+            upload=self.is_leader,
+            environ=self.environ,
+        )
+
+    def report(self, value: float, tag: str | None = None, *, step: int | None = None) -> bool:
+        """Report the tuning metric from the leader; False, writing nothing, elsewhere."""
+        if not self.is_leader:
+            return False
+        from vtrain import hypertune
+
+        # This handle decided who leads (a process of a per-GPU launch may not).
+        return hypertune.report(value, tag, step, environ=self.environ, all_replicas=True)
+
+    # -- together, and the end --------------------------------------------------------------
+
+    def barrier(self) -> None:
+        """Wait until every trainer reaches this point (nothing to wait for alone)."""
+        if self.world_size > 1:
+            raise NotImplementedError(f"{type(self).__name__} has no barrier")
+
+    def close(self) -> None:
+        """Release what `configure()` set up; safe to call twice. Nothing to release here."""
+
+    def __enter__(self: H) -> H:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
