@@ -11,9 +11,12 @@ the share's stream when ``i % n == k``.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import TypeVar
 
 from vtrain.errors import UsageError
 from vtrain.frozen import Frozen
+
+T = TypeVar("T")
 
 
 def check_place(rank: object, world_size: object) -> tuple[int, int]:
@@ -34,8 +37,11 @@ def check_place(rank: object, world_size: object) -> tuple[int, int]:
     return rank, world_size
 
 
-def deal(names: Sequence[str], rank: int, world_size: int) -> tuple[str, ...]:
-    """Reader `rank`'s files of `names` (already sorted): every `world_size`-th from `rank`."""
+def deal(names: Sequence[T], rank: int, world_size: int) -> tuple[T, ...]:
+    """Reader `rank`'s items of `names` (already sorted): every `world_size`-th from `rank`.
+
+    The one round-robin deal: files among readers, and every plugin handle's `shard`.
+    """
     return tuple(names[rank::world_size])
 
 

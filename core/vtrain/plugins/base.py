@@ -20,7 +20,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from vtrain.cluster import ClusterInfo
 from vtrain.cluster.leader import Replica, default_leader, encode, leads
@@ -65,7 +65,7 @@ class Plugin(ABC):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if "configure" in cls.__dict__:
-            cls.configure = _checked_options(cls.__dict__["configure"])  # type: ignore[method-assign]
+            cls.configure = _checked_options(cls.__dict__["configure"])
 
     # -- pure: a function of the cluster, no framework imported ---------------------------
 
@@ -122,15 +122,21 @@ class Plugin(ABC):
         """True when this replica leads, as `prepare` exported it."""
         return leads(info, os.environ if environ is None else environ)
 
-    @abstractmethod
-    def configure(
-        self,
-        info: ClusterInfo | None = None,
-        *,
-        environ: MutableMapping[str, str] | None = None,
-        **options: Any,
-    ) -> Handle:
-        """Set up the framework for this replica and return its handle (or serve, never return)."""
+    if TYPE_CHECKING:
+        # Each plugin's configure takes its own typed keyword options (checked against its
+        # signature at run time); to the type checker, any signature that returns a Handle.
+        configure: Callable[..., Handle]
+    else:
+
+        @abstractmethod
+        def configure(
+            self,
+            info: ClusterInfo | None = None,
+            *,
+            environ: MutableMapping[str, str] | None = None,
+            **options: Any,
+        ) -> Handle:
+            """Set up the framework for this replica; return its handle (or serve, never return)."""
 
     # -- installation ---------------------------------------------------------------------
 

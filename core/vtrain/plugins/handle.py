@@ -128,9 +128,14 @@ class Handle:
         """
         from vtrain.data import files
 
-        place = {} if self.rank is None else {"rank": self.rank, "world_size": self.world_size}
         return files(
-            split, by_record=by_record, uri=uri, environ=self.environ, client=client, **place
+            split,
+            rank=self.rank,
+            world_size=None if self.rank is None else self.world_size,
+            by_record=by_record,
+            uri=uri,
+            environ=self.environ,
+            client=client,
         )
 
     def shard(self, items: Sequence[T]) -> list[T]:
