@@ -1,6 +1,7 @@
 """Test sessions: the core without any framework, lint, and one session per framework.
 
-`nox` runs them all (the README's test command, and what CI runs).
+`nox` runs them all but the long campaigns (the README's test command, and what CI
+runs); `nox -s fuzz` runs the 10,000-example property campaign on demand.
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ def fuzz(session: nox.Session) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """ruff on everything, mypy (strict) on the core."""
+    """ruff on everything, mypy (strict) on the core and the plugins."""
     # The optional pieces the core imports lazily, so that mypy sees the same code CI runs.
     session.install(*CONSTRAINTS, "ruff", "mypy", "-e", ".[gcs,tune,bigquery]")
     session.run("ruff", "check", ".")
@@ -74,3 +75,9 @@ if FRAMEWORKS:
         extras = ",".join(["test", *row["extras"]])
         session.install(*CONSTRAINTS, "-e", f".[{extras}]", *row.get("also", []))
         session.run("pytest", *row["tests"], *session.posargs)
+
+
+
+# The default (`nox`, and CI): every functional test, within 15 minutes on a 2-core machine.
+# The property tests run there at hypothesis' ordinary counts; `fuzz` is the long campaign.
+nox.options.sessions = ["core", "submit", "lint", "framework"]
