@@ -77,7 +77,6 @@ if FRAMEWORKS:
         session.run("pytest", *row["tests"], *session.posargs)
 
 
-
 # The default (`nox`, and CI): every functional test, within 15 minutes on a 2-core machine.
 # The property tests run there at hypothesis' ordinary counts; `fuzz` is the long campaign.
 nox.options.sessions = ["core", "submit", "lint", "framework"]
