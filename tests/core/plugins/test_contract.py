@@ -12,7 +12,9 @@ import json
 import os
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, ClassVar
 
 import pytest
 from platform_examples import VERTEX_CLUSTER, cluster_spec
@@ -20,6 +22,7 @@ from platform_examples import VERTEX_CLUSTER, cluster_spec
 import vtrain
 from vtrain import ClusterInfo, ConfigError, UsageError, plugins
 from vtrain.local import Plan, run_job
+from vtrain.plugins.handle import Handle, Resumed
 
 RELAY = Path(__file__).parent / "relay"
 sys.path.insert(0, str(RELAY))
@@ -135,3 +138,113 @@ def test_a_job_with_serving_replicas_and_a_non_chief_leader(
     assert steps == ["step-000000000001"]
     restored = vtrain.CheckpointManager(out / "checkpoints", environ={}).restore()
     assert restored is not None and bytes(restored.files["writer"]) == b"worker-0"
+
+
+# -- the common vocabulary: what every handle inherits from the core's Handle ----------------
+
+
+@dataclass(frozen=True)
+class NotesHandle(Handle):
+    """A handle whose model is a str, written as a file; counts the writes it was asked for."""
+
+    writes: list[str] = field(default_factory=list)
+    model_name: ClassVar[str] = "notes.txt"
+
+    def write_model(self, model: Any, folder: str, name: str) -> str:
+        self.writes.append(name)
+        Path(folder, name).write_text(str(model))
+        Path(folder, name + ".meta").write_text("beside it")  # every file a save made goes up
+        return name
+
+
+@dataclass(frozen=True)
+class CollectiveNotesHandle(NotesHandle):
+    saves_collectively: ClassVar[bool] = True
+
+
+def job_environ(tmp_path: Path, pool: str) -> dict[str, str]:
+    """A replica's own environment, unlike os.environ: where its model, checkpoints, metric go."""
+    return {
+        "CLUSTER_SPEC": VERTEX[pool],
+        "AIP_MODEL_DIR": str(tmp_path / "model"),
+        "AIP_CHECKPOINT_DIR": str(tmp_path / "checkpoints"),
+        "AIP_TENSORBOARD_LOG_DIR": str(tmp_path / "logs"),
+        "CLOUD_ML_HP_METRIC_FILE": str(tmp_path / "metrics"),
+        "AIP_TRAINING_DATA_URI": str(tmp_path / "data" / "part-*.jsonl"),
+    }
+
+
+def handle_of(tmp_path: Path, pool: str, kind: type[NotesHandle] = NotesHandle) -> NotesHandle:
+    env = job_environ(tmp_path, pool)
+    info = ClusterInfo.from_env(env)
+    return kind(info=info, is_leader=info.role == "chief", environ=env)
+
+
+def test_a_handle_places_this_trainer_and_deals_it_a_share(tmp_path: Path) -> None:
+    chief, worker, ps = (
+        handle_of(tmp_path, p) for p in ("workerpool0", "workerpool1", "workerpool2")
+    )
+    assert (chief.rank, chief.world_size, chief.role) == (0, 3, "chief")
+    assert (worker.rank, worker.world_size, worker.role) == (1, 3, "worker")
+    assert (ps.rank, ps.world_size) == (None, 0)
+    files = [f"f{i}" for i in range(7)]
+    assert worker.shard(files) == ["f1", "f4"]
+    dealt = sorted(f for h in (chief, worker) for f in h.shard(files))
+    assert set(dealt) <= set(files) and len(dealt) == len(set(dealt))
+    with pytest.raises(UsageError, match=r"shard: a ps replica has no share"):
+        ps.shard(files)
+
+    (tmp_path / "data").mkdir()
+    for i in range(5):
+        (tmp_path / "data" / f"part-{i}.jsonl").write_text('{"x": 1}\n')
+    # The split's address comes from the handle's environment, not this process's.
+    assert [Path(f).name for f in worker.share("training")] == ["part-1.jsonl", "part-4.jsonl"]
+
+
+def test_report_and_save_model_follow_the_handle_and_its_environment(tmp_path: Path) -> None:
+    assert "AIP_MODEL_DIR" not in os.environ or os.environ["AIP_MODEL_DIR"] != str(tmp_path)
+    leader, other = handle_of(tmp_path, "workerpool0"), handle_of(tmp_path, "workerpool1")
+
+    assert leader.report(0.5, "loss", step=3) and not other.report(0.25, "loss")
+    lines = (tmp_path / "metrics").read_text().splitlines()
+    assert [(json.loads(x)["loss"], json.loads(x)["global_step"]) for x in lines] == [("0.5", "3")]
+
+    uri = leader.save_model("weights")
+    assert uri is not None and Path(uri) == tmp_path / "model" / "notes.txt"
+    assert (tmp_path / "model" / "notes.txt").read_text() == "weights"
+    assert (tmp_path / "model" / "notes.txt.meta").exists()
+    # A replica that does not lead writes nothing, and is not even asked to.
+    assert other.save_model("other weights") is None and other.writes == []
+    assert (tmp_path / "model" / "notes.txt").read_text() == "weights"
+
+
+def test_a_collective_save_runs_everywhere_and_only_the_leaders_copy_lands(tmp_path: Path) -> None:
+    other = handle_of(tmp_path, "workerpool1", CollectiveNotesHandle)
+    assert other.save_model("a worker's copy", name="m.txt") is None
+    assert other.writes == ["m.txt"] and not (tmp_path / "model").exists()
+    leader = handle_of(tmp_path, "workerpool0", CollectiveNotesHandle)
+    assert leader.save_model("the chief's", name="m.txt") == str(tmp_path / "model" / "m.txt")
+
+
+def test_checkpoints_are_one_leader_aware_manager_per_handle(tmp_path: Path) -> None:
+    leader, other = handle_of(tmp_path, "workerpool0"), handle_of(tmp_path, "workerpool1")
+    manager = leader.checkpoints
+    assert manager is leader.checkpoints is leader.checkpoint_manager(keep=2)
+    assert manager.is_leader and not other.checkpoints.is_leader
+    assert manager.directory == str(tmp_path / "checkpoints")
+    for step in (1, 2, 3):
+        manager.save(step, b"state")
+    assert manager.steps() == [2, 3]  # keep=2, set on the handle's one manager
+    assert other.checkpoints.steps() == [2, 3]  # the other replica reads the leader's folder
+    elsewhere = leader.checkpoint_manager(str(tmp_path / "elsewhere"))
+    assert elsewhere is not manager and elsewhere.directory == str(tmp_path / "elsewhere")
+
+
+def test_resumed_is_falsy_on_a_fresh_start_and_says_where_it_resumed() -> None:
+    fresh = Resumed()
+    assert not fresh and fresh.done == 0 and fresh.uri is None and dict(fresh.extra) == {}
+    assert "starting fresh" in fresh.describe()
+    found = Resumed(done=120, uri="gs://b/run/checkpoints/step-000000000120")
+    assert found and found.describe() == (
+        "vtrain: resumed from gs://b/run/checkpoints/step-000000000120 (120 done)"
+    )

@@ -116,4 +116,5 @@ class RelayPlugin(Plugin):
             servers=tuple(env["RELAY_SERVERS"].split(",")),
             coordinator=coordinator,
             waited=waited,
+            environ=env,
         )
