@@ -23,7 +23,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from compare import report  # noqa: E402
 
 from vtrain.data import records  # noqa: E402
-from vtrain.data.crc32c import masked_crc32c  # noqa: E402
+from vtrain.data.tfrecord import masked_crc32c  # noqa: E402
 
 
 def rate(mib: float, work: Callable[[], int]) -> float:

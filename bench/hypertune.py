@@ -50,7 +50,8 @@ def cloudml(path: str) -> Callable[[int], None]:
 
 
 def vtrain(path: str, *, exchange: bool = True) -> Callable[[int], None]:
-    from vtrain.hypertune import atomic, report
+    from vtrain.hypertune import report
+    from vtrain.storage import atomic
 
     if not exchange:
         # What vtrain does where renameat2 is missing (macOS, old kernels, some network file
@@ -61,7 +62,7 @@ def vtrain(path: str, *, exchange: bool = True) -> Callable[[int], None]:
 
 
 def bench_reports(n: int) -> None:
-    from vtrain.hypertune import atomic
+    from vtrain.storage import atomic
 
     exchange = atomic._exchange
     results = {}

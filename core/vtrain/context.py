@@ -19,6 +19,7 @@ import re
 import time
 from collections.abc import Mapping
 
+from vtrain.cluster import ClusterInfo
 from vtrain.errors import ConfigError, VtrainError, raise_all
 from vtrain.frozen import Frozen
 from vtrain.variables import check_trial_id
@@ -67,8 +68,6 @@ def _launched(env: Mapping[str, str]) -> bool:
 
 def runs_alone(environ: Mapping[str, str] | None = None) -> bool:
     """True for a process no platform or launcher started: a script run by hand."""
-    from vtrain.cluster import ClusterInfo  # here: vtrain.cluster imports this module
-
     env = os.environ if environ is None else environ
     info = ClusterInfo.from_env(env)
     return _alone(info.source, info.num_trainers) and not _launched(env)
@@ -152,10 +151,8 @@ class RunContext(Frozen):
         if trial_id is None:
             # The trial ClusterInfo reads (CLUSTER_SPEC's task.trial, TF_CONFIG's, else
             # CLOUD_ML_TRIAL_ID), so that every folder of a trial lands in the same place
-            # whether or not the caller passed it. Imported here: vtrain.cluster imports this
-            # module. A second read in one process costs one parse of a small JSON document.
-            from vtrain.cluster import ClusterInfo
-
+            # whether or not the caller passed it. A second read in one process costs one
+            # parse of a small JSON document.
             try:
                 info = ClusterInfo.from_env(env)
                 trial_id, standalone = info.trial_id, _alone(info.source, info.num_trainers)

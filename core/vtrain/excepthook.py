@@ -22,7 +22,8 @@ if TYPE_CHECKING:
 def one_line(error: BaseException) -> str | None:
     """What the hook prints for `error`, or None when the traceback should be shown."""
     from vtrain.errors import MissingExtraError, VtrainError, shown
-    from vtrain.plugins.extras import extra_for_module, real_extra
+    from vtrain.plugins import extra_for_module
+    from vtrain.plugins.extras import real_extra
 
     if isinstance(error, ModuleNotFoundError) and not isinstance(error, VtrainError):
         extra = extra_for_module(error.name or "")

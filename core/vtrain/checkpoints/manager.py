@@ -21,7 +21,8 @@ from vtrain.checkpoints.manifest import Manifest
 from vtrain.checkpoints.payload import Payload, PayloadLike, as_payload
 from vtrain.checkpoints.restore import committed_manifest, load, read_manifest, step_candidates
 from vtrain.errors import CheckpointError, UsageError, VtrainError
-from vtrain.storage.location import Location, open_location
+from vtrain.storage.location import Location
+from vtrain.storage.opener import open_location
 
 TRIAL_PREFIX = "trial-"
 

@@ -18,7 +18,8 @@ from vtrain.data.bq_table import PROJECT_ID, Table, parse_table
 from vtrain.data.placement import choose_place
 from vtrain.data.splits import SPLITS, check_split, split_uri
 from vtrain.errors import ConfigError, MissingExtraError, StorageError, UsageError
-from vtrain.storage.location import Location, open_location
+from vtrain.storage.location import Location
+from vtrain.storage.opener import open_location
 
 ENDPOINT_VARIABLE = "VTRAIN_BIGQUERY_ENDPOINT"
 """``host:port`` of a Storage Read API server reached without TLS or credentials (a test

@@ -20,6 +20,7 @@ from typing import Any
 from vtrain.data.bq_table import Table
 from vtrain.errors import StorageError
 from vtrain.frozen import Frozen
+from vtrain.storage.atomic import write_atomic
 from vtrain.storage.location import Location
 
 VERSION = 1
@@ -205,8 +206,6 @@ def publish(folder: Location, name: str, request: Request, session: Session) -> 
     ).encode()
     folder.makedirs()
     if folder.atomic_rename and folder.path is not None:
-        from vtrain.hypertune.atomic import write_atomic
-
         write_atomic(os.path.join(folder.path, name), text)
     else:
         # An object (gs://, or a file on the FUSE mount once closed) appears whole; a reader

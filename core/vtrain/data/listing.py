@@ -14,7 +14,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from vtrain.errors import StorageError
-from vtrain.storage.location import open_location, split_gs_uri
+from vtrain.storage.location import split_gs_uri
+from vtrain.storage.opener import open_location
 
 WILDCARDS = "*?["
 

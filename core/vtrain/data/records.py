@@ -16,7 +16,8 @@ from vtrain.data.files import files
 from vtrain.data.shares import Share
 from vtrain.data.splits import FORMAT_VARIABLE, SPLITS, check_split
 from vtrain.errors import UsageError
-from vtrain.storage.location import Location, open_location, split_gs_uri
+from vtrain.storage.location import Location, split_gs_uri
+from vtrain.storage.opener import open_location
 
 FORMATS = ("jsonl", "csv", "tf-record")
 # Vertex's AIP_DATA_FORMAT names, and the other spellings people use for them.

@@ -13,11 +13,18 @@ import struct
 from collections.abc import Generator
 from typing import BinaryIO
 
-from vtrain.data.crc32c import masked_crc32c
 from vtrain.data.positions import damaged
+from vtrain.storage.crc32c import crc32c
 
 _HEADER = struct.Struct("<QI")
 _FOOTER = struct.Struct("<I")
+_MASK_DELTA = 0xA282EAD8
+
+
+def masked_crc32c(data: bytes) -> int:
+    """TFRecord's masked CRC32C: rotated right by 15 bits, plus a constant."""
+    crc = crc32c(data)
+    return (((crc >> 15) | (crc << 17)) + _MASK_DELTA) & 0xFFFFFFFF
 
 
 def read_tfrecord(

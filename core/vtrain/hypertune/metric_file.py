@@ -12,7 +12,7 @@ import json
 import math
 from collections.abc import Mapping
 
-from vtrain.hypertune.atomic import read_nofollow
+from vtrain.storage.atomic import read_nofollow
 
 MAX_ENTRIES = 100
 RESERVED_KEYS = frozenset({"checkpoint_path", "global_step", "timestamp", "trial"})

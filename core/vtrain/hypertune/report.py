@@ -21,7 +21,6 @@ from vtrain.cluster import ClusterInfo
 from vtrain.cluster.leader import leads
 from vtrain.context import DEFAULT_METRIC_FILE, DEFAULT_METRIC_TAG
 from vtrain.errors import StorageError, UsageError
-from vtrain.hypertune.atomic import write_atomic
 from vtrain.hypertune.metric_file import (
     MAX_ENTRIES,
     RESERVED_KEYS,
@@ -29,6 +28,7 @@ from vtrain.hypertune.metric_file import (
     make_entry,
     read_entries,
 )
+from vtrain.storage.atomic import write_atomic
 
 _WHERE = "vtrain.hypertune.report"
 

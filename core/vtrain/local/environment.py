@@ -1,25 +1,20 @@
 """The environment of one local replica: the parent's, cleaned, plus what its platform sets.
 
 The per-platform writers live in `vtrain.local.writers`, one module each
-(`vertex`, `aiplatform`, `kubeflow`, `torchrun`); this module strips from the
-inherited environment what a platform or vtrain would set, adds what every
-local replica needs, and builds the JSON documents (CLUSTER_SPEC, TF_CONFIG)
-the writers share.
+(`vertex`, `aiplatform`, `kubeflow`, `torchrun`), listed in `WRITERS`; this
+module strips from the inherited environment what a platform or vtrain would
+set, and adds what every local replica needs.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
 
 from vtrain.local.plan import Plan, Replica
+from vtrain.local.writers import aiplatform, kubeflow, torchrun, vertex
 from vtrain.variables import PLACEMENT_VARIABLES
-
-# `typing` costs milliseconds at start-up; the names are for the type checker only.
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
 
 # Everything a platform, a launcher or vtrain sets on a replica. A parent shell that ran
 # inside a job (or a test that exported TF_CONFIG) must not leak its values into the replicas.
@@ -61,6 +56,16 @@ PASSED_THROUGH = frozenset({"CLOUD_ML_HP_METRIC_TAG", "DMLC_INTERFACE"}) | DATA_
 
 Writer = Callable[[Plan, Sequence[Replica], Replica, int], dict[str, str]]
 
+# One per `vtrain.local.plan.PLATFORMS`, in its order.
+WRITERS: Mapping[str, Writer] = MappingProxyType(
+    {
+        "vertex": vertex.variables,
+        "aiplatform": aiplatform.variables,
+        "kubeflow": kubeflow.variables,
+        "torchrun": torchrun.variables,
+    }
+)
+
 
 def inherited(environ: Mapping[str, str]) -> dict[str, str]:
     """`environ` without any variable a platform, a launcher or vtrain would set."""
@@ -92,58 +97,10 @@ def replica_env(
     # A rehearsed job's own variables (its container env); the platform's win over them.
     if plan.role_env:
         env.update(plan.role_env.get(me.role, {}))
-    env.update(_writer(plan.platform)(plan, replicas, me, restarts))
+    env.update(WRITERS[plan.platform](plan, replicas, me, restarts))
     return env
 
 
 def metric_file(plan: Plan, replica: Replica) -> str:
     """Where `replica` writes its tuning metric: ``<output>/[<trial>/]hypertune/<name>.metrics``."""
     return os.path.join(plan.trial_dir, "hypertune", f"{replica.name}.metrics")
-
-
-def cloud_ml_ids(plan: Plan) -> dict[str, str]:
-    """The project, job, region and trial ids Vertex and AI Platform set."""
-    env = {
-        # Vertex sets the project *number* here; a made-up one keeps readers' checks honest.
-        "CLOUD_ML_PROJECT_ID": "123456789012",
-        "CLOUD_ML_JOB_ID": plan.job_id,
-        "CLOUD_ML_REGION": "local",
-    }
-    if plan.trial_id:
-        env["CLOUD_ML_TRIAL_ID"] = plan.trial_id
-    return env
-
-
-def addresses(replicas: Sequence[Replica], names: Mapping[str, str]) -> dict[str, list[str]]:
-    """Role (renamed by `names`; roles missing from it are left out) -> addresses in index order."""
-    cluster: dict[str, list[str]] = {}
-    for r in replicas:
-        if r.role in names:
-            cluster.setdefault(names[r.role], []).append(r.address)
-    return cluster
-
-
-def document(cluster: Mapping[str, list[str]], task: Mapping[str, Any], **extra: Any) -> str:
-    """A CLUSTER_SPEC or TF_CONFIG document: cluster, task and any extra top-level keys."""
-    return json.dumps({"cluster": dict(cluster), "task": dict(task), **extra})
-
-
-def trainer_variables(replicas: Sequence[Replica], me: Replica) -> dict[str, str]:
-    """MASTER_ADDR, MASTER_PORT, WORLD_SIZE and RANK, counted in replicas (chief 0, worker i+1)."""
-    trainers = [r for r in replicas if r.role in ("chief", "worker")]
-    chief = trainers[0]
-    return {
-        "MASTER_ADDR": chief.address.rsplit(":", 1)[0],
-        "MASTER_PORT": str(chief.port),
-        "WORLD_SIZE": str(len(trainers)),
-        "RANK": str(trainers.index(me)),
-    }
-
-
-def _writer(platform: str) -> Writer:
-    # Imported here, and only the one asked for: each writer module imports this one for
-    # the shared helpers, and a job runs on one platform.
-    import importlib
-
-    writer: Writer = importlib.import_module(f"vtrain.local.writers.{platform}").variables
-    return writer

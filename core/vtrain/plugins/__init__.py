@@ -12,9 +12,10 @@ import os
 import threading
 from collections.abc import Mapping
 
-from vtrain.errors import MissingExtraError, PluginError, UsageError
+from vtrain.errors import MissingExtraError, PluginError, UsageError, VtrainError
 from vtrain.plugins.base import Handle, Plugin
-from vtrain.plugins.discovery import EntryPoint, entry_points, normalize
+from vtrain.plugins.entry_points import EntryPoint, normalize
+from vtrain.plugins.entry_points import entry_points as read_entry_points
 from vtrain.plugins.extras import real_extra
 
 GROUP = "vtrain.plugins"
@@ -31,7 +32,7 @@ def _disabled(environ: Mapping[str, str]) -> frozenset[str]:
 
 def _entry_points(environ: Mapping[str, str]) -> dict[str, EntryPoint]:
     off = _disabled(environ)
-    return {ep.name: ep for ep in entry_points(GROUP) if ep.name not in off}
+    return {ep.name: ep for ep in read_entry_points(GROUP) if ep.name not in off}
 
 
 def register(name: str, plugin: Plugin | type[Plugin], *, replace: bool = False) -> None:
@@ -150,12 +151,40 @@ def status(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     return result
 
 
+# Top-level modules the core's own extras install; each plugin declares its framework's
+# (`Plugin.requires` and `Plugin.installs`), so a third-party plugin's hint works the same.
+_CORE_EXTRA_OF_MODULE = {"optuna": "tune", "yaml": "tune"}
+
+
+def extra_for_module(module: str) -> str | None:
+    """The vtrain extra that installs `module` (``torch.nn`` -> pytorch), else None.
+
+    Reads the installed plugins' declarations: called when a script has already
+    failed on a missing module, so loading the plugin modules (not their
+    frameworks) costs nothing anyone waits for.
+    """
+    top = module.partition(".")[0]
+    if top in _CORE_EXTRA_OF_MODULE:
+        return _CORE_EXTRA_OF_MODULE[top]
+    for name in available():
+        try:
+            plugin = get(name)
+        except VtrainError:
+            continue
+        if top in plugin.requires:
+            return plugin.extra
+        if top in plugin.installs:
+            return plugin.installs[top]
+    return None
+
+
 __all__ = [
     "DISABLE",
     "GROUP",
     "Handle",
     "Plugin",
     "available",
+    "extra_for_module",
     "get",
     "register",
     "status",

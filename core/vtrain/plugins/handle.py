@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType, TracebackType
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
@@ -190,9 +190,15 @@ class Handle:
             manager.retain(keep, keep_every)
         return manager
 
-    def resume(self, *objects: Any, **options: Any) -> Resumed:
-        """Load the newest committed checkpoint into `objects`; what was found (falsy: none)."""
-        raise NotImplementedError(f"{type(self).__name__} has no resume")
+    if TYPE_CHECKING:
+        # Each plugin's resume takes what its framework restores into (a model, an optimizer,
+        # a trainer); to the type checker, any signature that returns a Resumed.
+        resume: ClassVar[Callable[..., Resumed]]
+    else:
+
+        def resume(self, *objects: Any, **options: Any) -> Resumed:
+            """Load the newest committed checkpoint into `objects`; what was found (falsy: none)."""
+            raise NotImplementedError(f"{type(self).__name__} has no resume")
 
     def write_model(self, model: Any, folder: str, name: str) -> str:
         """Write `model` into the local `folder` as `name`; return the main file's name."""

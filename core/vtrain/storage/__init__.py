@@ -8,10 +8,10 @@ from vtrain.storage.location import (
     GCS_MOUNT_VARIABLE,
     Location,
     gcs_mount_root,
-    open_location,
     split_gs_uri,
 )
 from vtrain.storage.names import check_name
+from vtrain.storage.opener import open_location
 
 __all__ = [
     "DEFAULT_GCS_MOUNT",

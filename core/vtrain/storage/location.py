@@ -1,9 +1,7 @@
 """`Location`: one small interface over a local folder, a `/gcs/` FUSE folder and a `gs://` prefix.
 
-`open_location` picks the implementation: a `gs://` URI goes through the Cloud
-Storage FUSE mount when the bucket is mounted (as on every Vertex AI node),
-otherwise through the storage client; a path under the mount root gets FUSE
-semantics (renames are copy-and-delete there, so nothing may rely on them).
+Also the rules for the names of Cloud Storage places (`split_gs_uri`, `gcs_mount_root`).
+`vtrain.storage.opener.open_location` picks the implementation.
 """
 
 from __future__ import annotations
@@ -12,7 +10,7 @@ import os
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from vtrain.errors import StorageError
 from vtrain.storage.names import check_name, join_name
@@ -162,55 +160,3 @@ def split_gs_uri(uri: str) -> tuple[str, str]:
     if prefix:
         check_name(prefix, where=uri, what="object path")
     return bucket, prefix
-
-
-def _is_under(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
-
-
-def open_location(
-    uri_or_path: str | os.PathLike[str],
-    *,
-    gcs_mount: str | None = None,
-    fuse: bool | None = None,
-    environ: Mapping[str, str] | None = None,
-    client: Any = None,
-) -> Location:
-    """A `Location` for a local path, a /gcs/ FUSE path or a gs:// URI.
-
-    `gcs_mount` (else `VTRAIN_GCS_MOUNT`, else /gcs) is where gs:// buckets are
-    mounted; `fuse=True` gives a local folder FUSE semantics (for tests),
-    `fuse=False` insists on POSIX renames, or on the storage client for gs://.
-    `client` is a `google.cloud.storage.Client` to reuse for gs://.
-    """
-    from vtrain.storage.fuse import FuseLocation
-    from vtrain.storage.gcs import GcsLocation
-    from vtrain.storage.local import LocalLocation
-
-    env = os.environ if environ is None else environ
-    text = os.fspath(uri_or_path)
-    mount = gcs_mount_root(gcs_mount, env)
-    if not text:
-        raise StorageError("empty location", value=text, expected="a path or a gs:// URI")
-    if text.startswith("gs://"):
-        bucket, prefix = split_gs_uri(text)
-        mounted = os.path.join(mount, bucket)
-        if fuse is not False and os.path.isdir(mounted):
-            parts = prefix.split("/") if prefix else []
-            return FuseLocation(os.path.join(mounted, *parts))
-        return GcsLocation(bucket, prefix, client=client, environ=env)
-    if text.startswith("file://"):
-        text = text[len("file://") :]
-    elif "://" in text:
-        scheme = text.split("://", 1)[0]
-        raise StorageError(
-            "unsupported storage scheme",
-            source=text,
-            value=scheme,
-            expected="a local path, a /gcs/ path, file:// or gs://",
-        )
-    path = os.path.abspath(os.path.expanduser(text))
-    if fuse is None:
-        # Under either root it is Cloud Storage FUSE: better slow and safe than trusting renames.
-        fuse = _is_under(path, mount) or _is_under(path, DEFAULT_GCS_MOUNT)
-    return FuseLocation(path) if fuse else LocalLocation(path)

@@ -11,6 +11,8 @@ import os
 import tempfile
 from collections.abc import Callable, Mapping
 
+from vtrain.storage.opener import open_location
+
 
 def publish_model(
     write: Callable[[str], str],
@@ -25,8 +27,6 @@ def publish_model(
     `upload` is False (a replica that must take part in a collective save but
     does not keep its copy).
     """
-    from vtrain.storage.location import open_location
-
     with tempfile.TemporaryDirectory(prefix="vtrain-model-") as scratch:
         name = write(scratch)
         if not upload:

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from vtrain.errors import ConfigError, UsageError
-from vtrain.hypertune.atomic import read_nofollow, write_atomic
+from vtrain.storage.atomic import read_nofollow, write_atomic
 from vtrain.tune.samplers import Parameters
 from vtrain.tune.study import Study
 from vtrain.tune.study_file import study_from_document

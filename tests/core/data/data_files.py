@@ -12,7 +12,7 @@ from typing import Any
 
 from platform_examples import tf_config
 
-from vtrain.data.crc32c import masked_crc32c
+from vtrain.data.tfrecord import masked_crc32c
 
 CLUSTER = {"chief": ["c:1"], "worker": ["w0:1", "w1:1"], "ps": ["p:1"]}
 

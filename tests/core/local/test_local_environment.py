@@ -39,6 +39,13 @@ def doc(env: dict[str, str], name: str) -> dict[str, Any]:
     return value
 
 
+def test_every_platform_has_its_writer() -> None:
+    from vtrain.local.environment import WRITERS
+    from vtrain.local.plan import PLATFORMS
+
+    assert tuple(WRITERS) == PLATFORMS
+
+
 def test_nothing_platform_specific_is_inherited() -> None:
     for platform in ("vertex", "aiplatform", "kubeflow", "torchrun"):
         for env in envs(platform=platform, workers=1).values():

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from vtrain.local.environment import addresses, cloud_ml_ids, document
 from vtrain.local.plan import Plan, Replica
+from vtrain.local.writers.shared import addresses, cloud_ml_ids, document
 
 # `typing` costs milliseconds at start-up; the names are for the type checker only.
 TYPE_CHECKING = False

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from vtrain.local.environment import addresses, document, trainer_variables
 from vtrain.local.plan import Plan, Replica
+from vtrain.local.writers.shared import addresses, document, trainer_variables
 
 NAMES = {"chief": "chief", "worker": "worker", "ps": "ps", "evaluator": "evaluator"}
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from vtrain.local.environment import trainer_variables
 from vtrain.local.plan import Plan, Replica
+from vtrain.local.writers.shared import trainer_variables
 
 
 def variables(

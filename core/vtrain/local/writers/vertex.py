@@ -12,8 +12,8 @@ from collections.abc import Sequence
 
 from vtrain.cluster.roles import VERTEX_POOLS
 from vtrain.context import output_dirs
-from vtrain.local.environment import addresses, cloud_ml_ids, document, trainer_variables
 from vtrain.local.plan import Plan, Replica
+from vtrain.local.writers.shared import addresses, cloud_ml_ids, document, trainer_variables
 
 # `typing` costs milliseconds at start-up; the names are for the type checker only.
 TYPE_CHECKING = False

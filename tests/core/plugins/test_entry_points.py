@@ -13,7 +13,7 @@ from fuzzing import examples
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vtrain.plugins.discovery import entry_points, normalize
+from vtrain.plugins.entry_points import entry_points, normalize
 
 
 def _theirs(group: str) -> list[tuple[str, str, str]]:

@@ -7,7 +7,10 @@ from fuzzing import examples
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vtrain.data import crc32c as module
+from vtrain.data.tfrecord import masked_crc32c
+from vtrain.storage import crc32c as module
+
+BUFFERS = (bytes, bytearray, memoryview)
 
 
 @pytest.mark.parametrize(
@@ -27,8 +30,24 @@ def test_python_fallback_matches_google_crc32c(data: bytes) -> None:
     assert module._python_crc32c(data) == google_crc32c.value(data)
 
 
+@examples(100)
+@given(st.binary(max_size=300), st.integers(0, 300), st.sampled_from(BUFFERS))
+def test_a_running_value_continues_over_any_buffer(data: bytes, cut: int, kind: type) -> None:
+    # As zlib.crc32 does: the CRC of the whole is the CRC of the second part, from the first's.
+    head, tail = kind(data[:cut]), kind(data[cut:])
+    for crc in (module.crc32c, module._python_crc32c):
+        assert crc(tail, crc(head)) == module.crc32c(data)
+
+
+def test_a_buffer_larger_than_a_slice_is_read_whole() -> None:
+    import google_crc32c
+
+    data = bytes(range(256)) * (module.SLICE * 2 // 256 + 3)
+    assert module.crc32c(memoryview(data)) == google_crc32c.value(data)
+
+
 def test_mask_is_tensorflows() -> None:
     # TensorFlow's crc32c::Mask: rotate right by 15, add 0xa282ead8.
     crc = 0xE3069283
     expected = (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
-    assert module.masked_crc32c(b"123456789") == expected
+    assert masked_crc32c(b"123456789") == expected

@@ -39,7 +39,7 @@ def _check_target(path: str) -> bool:
             source=path,
             value=os.readlink(path),
             expected="a regular file or no file at this path",
-            hint="remove the link; something planted it where the metric file belongs",
+            hint="remove the link; something planted it where this file belongs",
         )
     if not stat.S_ISREG(mode):
         raise StorageError("not a regular file", source=path, expected="a file or nothing")
