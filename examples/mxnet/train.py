@@ -65,7 +65,7 @@ def main() -> None:
         if handle.rank is None:
             print(f"{handle.role} is outside the kvstore: nothing to train")
             return
-        print(f"worker rank {handle.rank} of {handle.num_workers}, leader: {handle.is_leader}")
+        print(f"worker rank {handle.rank} of {handle.world_size}, leader: {handle.is_leader}")
         mx.random.seed(0)
         net = gluon.nn.HybridSequential()
         net.add(gluon.nn.Dense(16, activation="relu", in_units=FEATURES))
@@ -76,14 +76,14 @@ def main() -> None:
             net.collect_params(), "sgd", {"learning_rate": args.learning_rate, "momentum": 0.9}
         )
         loss_fn = gluon.loss.L2Loss()
-        start = handle.resume(net, trainer)
-        if start:
-            print(f"resumed from epoch {start}")
-        for epoch in range(start, args.epochs):
+        resumed = handle.resume(net, trainer)
+        if resumed:
+            print(f"resumed from epoch {resumed.done}")
+        for epoch in range(resumed.done, args.epochs):
             total = 0.0
             for step in range(args.steps_per_epoch):
                 x, y = data(epoch, step, args.global_batch_size)
-                part = slice(handle.part_index, None, handle.num_parts)
+                part = slice(handle.rank, None, handle.world_size)
                 with autograd.record():
                     loss = loss_fn(net(mx.nd.array(x[part])), mx.nd.array(y[part]))
                 loss.backward()
@@ -94,7 +94,7 @@ def main() -> None:
             x, y = data(-1, 0, 256)
             mse = float(((net(mx.nd.array(x)).asnumpy() - y) ** 2).mean())
             print(f"epoch {epoch + 1}: train loss {total:.4f}, eval mse {mse:.5f}")
-            handle.report(mse, epoch + 1, tag="mse")
+            handle.report(mse, tag="mse", step=epoch + 1)
             handle.save_checkpoint(epoch + 1, net, trainer)
         where = handle.save_model(net)
         if where:

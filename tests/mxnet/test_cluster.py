@@ -111,6 +111,17 @@ def test_workers_wait_for_a_scheduler_that_starts_20_s_late(tmp_path: Path) -> N
     assert exited_0(run, "chief-0") and exited_0(run, "ps-0")
 
 
+def test_a_worker_that_fails_leaves_the_job_at_once(tmp_path: Path) -> None:
+    # Its handle leaves MXNet's job without the barrier at exit, which waits for every
+    # worker: the others never come there, and the job would hang instead of failing.
+    (tmp_path / "r").mkdir()
+    run = local_run(tmp_path / "out", ["--workers", "2", "--ps", "1", "--max-restarts", "0"],
+                    JOB, timeout=120, RESULTS=str(tmp_path / "r"), FAIL="worker:1")  # fmt: skip
+    assert run.returncode == 1, run.output
+    assert "worker-1 exited with 1 after 0 restarts" in run.output, run.output
+    assert "RuntimeError: FAIL" in run.logs["worker-1"]
+
+
 def test_a_killed_worker_resumes_from_the_last_checkpoint(tmp_path: Path) -> None:
     args = ["--epochs", "6", "--steps-per-epoch", "5"]
     run = local_run(tmp_path / "out", ["--workers", "2", "--ps", "1",

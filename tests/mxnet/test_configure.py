@@ -112,7 +112,7 @@ def test_mxnet_imported_with_other_settings_is_refused() -> None:
 
 def test_alone_there_is_no_kvstore_and_this_process_leads(tmp_path: Path) -> None:
     code = ("import vtrain\nh = vtrain.plugins.get('mxnet').configure()\n"
-            "print(h.rank, h.num_workers, h.kvstore, h.is_leader, "
+            "print(h.rank, h.world_size, h.kvstore, h.is_leader, "
             "h.shard(list(range(5))))")  # fmt: skip
     done = run_python(code, {"VTRAIN_OUTPUT_DIR": str(tmp_path), "DMLC_ROLE": "server"})
     assert done.returncode == 0, done.stderr

@@ -144,7 +144,7 @@ class Handle:
 
         if self.rank is None:
             raise UsageError(
-                f"a {self.role} replica has no share: it does not train",
+                f"{_article(self.role)} {self.role} replica has no share: it does not train",
                 source="shard",
                 value=self.role,
                 expected="a chief or worker replica (check handle.rank is not None first)",
@@ -249,3 +249,7 @@ class Handle:
         self, kind: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.close()
+
+
+def _article(word: str) -> str:
+    return "an" if word[:1] in "aeiou" else "a"

@@ -9,21 +9,25 @@ threaded engine may send the pull last: the server then answers it with the
 summed gradient, which becomes that worker's parameter, and the workers drift
 apart (seen in about 1 run in 6 with 2 workers and 2 servers). Waiting for the
 broadcast restores the order the kvstore relies on; it costs one wait per
-parameter, once. Importing this module imports MXNet.
+parameter, once. `_init_params` is the hook `step()` calls for that broadcast (see
+vtrain_mxnet.internals). Importing this module imports MXNet.
 """
 
 from __future__ import annotations
 
 from mxnet import gluon
 
+from vtrain_mxnet.internals import to_broadcast, trainer_kvstore
+
 
 class OrderedTrainer(gluon.Trainer):  # type: ignore[misc]
     """gluon.Trainer that waits for each parameter's broadcast before its gradients move."""
 
     def _init_params(self) -> None:
-        pending = [p for p in self._params_to_init if not p._deferred_init]
+        pending = to_broadcast(self)
         super()._init_params()
-        if self._kvstore is not None and "dist" in self._kvstore.type:
+        kvstore = trainer_kvstore(self)
+        if kvstore is not None and "dist" in kvstore.type:
             for param in pending:
                 for data in param.list_data():
                     data.wait_to_read()

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import os
-import socket
 import threading
-import time
 from collections.abc import Mapping, MutableMapping
 from datetime import timedelta
 from typing import Any
@@ -14,6 +12,7 @@ from vtrain import ClusterInfo, LaunchError, UsageError
 from vtrain.cluster import CHIEF, PS
 from vtrain.cluster.leader import Replica, encode
 from vtrain.plugins.base import KubeflowJob, Plugin
+from vtrain.plugins.wait import DEFAULT_WAIT, STEADY, Probe, tcp_probe, wait_for
 from vtrain.variables import LEADER
 from vtrain_mxnet.children import Children
 from vtrain_mxnet.handle import MXNetHandle, _Resources
@@ -22,8 +21,6 @@ from vtrain_mxnet.layout import SERVER, SERVICE_ROLES, Layout
 from vtrain_mxnet.service import run_role
 
 KVSTORES = ("dist_sync", "dist_async", "dist_device_sync")
-# Replicas start minutes apart on Vertex; ps-lite would wait for a scheduler forever.
-DEFAULT_WAIT = timedelta(minutes=30)
 _SCHEDULER_SOURCE = "DMLC_PS_ROOT_URI:DMLC_PS_ROOT_PORT"
 _PAUSE = 0.05
 
@@ -109,15 +106,17 @@ class MXNetPlugin(Plugin):
             target=lambda: ended.append(run_role(role)), name=f"mxnet-{role}", daemon=True
         )
         loop.start()
-        pending = role == SERVER
-        host, port = os.environ["DMLC_PS_ROOT_URI"], int(os.environ["DMLC_PS_ROOT_PORT"])
-        end = time.monotonic() + wait.total_seconds()
+        if role == SERVER:
+            # ps-lite would wait for its scheduler forever: bound it, while still seeing
+            # `stopped` and a loop that ended (nothing is left to wait for then).
+            host, port = os.environ["DMLC_PS_ROOT_URI"], int(os.environ["DMLC_PS_ROOT_PORT"])
+            scheduler = tcp_probe(host, port)
+            _wait_for_scheduler(
+                lambda: None if stopped.is_set() or not loop.is_alive() else scheduler(),
+                f"{host}:{port}",
+                wait,
+            )
         while not stopped.wait(_PAUSE):
-            if pending:
-                problem = _probe(host, port)
-                pending = problem is not None
-                if problem is not None and time.monotonic() >= end:
-                    raise _late(host, port, wait, problem)
             if loop.is_alive():
                 continue
             if ended == [0]:
@@ -176,8 +175,9 @@ class MXNetPlugin(Plugin):
                 is_leader=self.leads(info, env),
                 layout=layout,
                 kvstore_type=None,
-                worker_rank=0 if trains else None,
-                num_workers=1 if trains else 0,
+                _rank=0 if trains else None,
+                _world_size=1 if trains else 0,
+                environ=env,
             )
 
         resources = _Resources(children=Children())
@@ -189,7 +189,8 @@ class MXNetPlugin(Plugin):
                 resources.children.start(role, env)  # type: ignore[union-attr]
             mx = self.require("mxnet")
             assert layout.scheduler is not None
-            _wait_for_scheduler(*layout.scheduler, wait)
+            host, port = layout.scheduler
+            _wait_for_scheduler(tcp_probe(host, port), f"{host}:{port}", wait)
             if env is not os.environ:
                 # ps-lite reads the process environment when the kvstore starts.
                 os.environ.update({k: v for k, v in variables.items() if v is not None})
@@ -208,9 +209,10 @@ class MXNetPlugin(Plugin):
             is_leader=self.leads(info, env),
             layout=layout,
             kvstore_type=kvstore,
-            worker_rank=resources.kvstore.rank,
-            num_workers=resources.kvstore.num_workers,
+            _rank=resources.kvstore.rank,
+            _world_size=resources.kvstore.num_workers,
             _resources=resources,
+            environ=env,
         )
         # Registered after mxnet's own exit hook, so it runs first: leave the job before
         # MXNet shuts its engine down, and before the children are stopped.
@@ -220,36 +222,20 @@ class MXNetPlugin(Plugin):
         return handle
 
 
-def _probe(host: str, port: int) -> str | None:
-    """None when host:port accepts a TCP connection, else why not."""
-    try:
-        with socket.create_connection((host, port), timeout=1.0):
-            return None
-    except socket.gaierror as e:
-        return f"the name does not resolve ({e.strerror})"
-    except OSError as e:
-        return f"no answer ({e.strerror or e})"
+def _wait_for_scheduler(probe: Probe, address: str, deadline: timedelta) -> None:
+    """Block until `probe` finds the scheduler at `address` up, or raise once `deadline` is past.
 
-
-def _late(host: str, port: int, deadline: timedelta, problem: str) -> LaunchError:
-    return LaunchError(
-        f"the MXNet scheduler did not accept connections within "
-        f"{deadline.total_seconds():g} s: {problem}",
-        source=_SCHEDULER_SOURCE,
-        value=f"{host}:{port}",
-        hint="the chief may still be starting: raise `wait=` in configure(), "
-        "or check that it runs and listens on that port",
-    )
-
-
-def _wait_for_scheduler(host: str, port: int, deadline: timedelta) -> None:
-    """Block until the scheduler accepts a TCP connection, or raise once `deadline` is past.
-
-    Not vtrain.plugins.wait's backoff (up to 2 s between tries): every worker waits here,
-    and each second lost after the scheduler is up is a second of every job's start.
+    Tried every 50 ms (STEADY): every worker waits here, and each second lost after
+    the scheduler is up is a second of every job's start.
     """
-    end = time.monotonic() + deadline.total_seconds()
-    while (problem := _probe(host, port)) is not None:
-        if time.monotonic() >= end:
-            raise _late(host, port, deadline, problem)
-        time.sleep(_PAUSE)
+    wait_for(
+        probe,
+        what="the MXNet scheduler",
+        address=address,
+        source=_SCHEDULER_SOURCE,
+        deadline=deadline,
+        backoff=STEADY,
+        failed="did not accept connections",
+        hint="the chief, where it runs, may still be starting: raise `wait=` in configure(), "
+        "or check that it runs and listens there",
+    )

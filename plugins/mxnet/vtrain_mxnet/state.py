@@ -14,6 +14,8 @@ import os
 from typing import Any
 
 from vtrain.checkpoints import CheckpointManager
+from vtrain.plugins.handle import Resumed
+from vtrain_mxnet.internals import states_are_local
 
 PARAMS_FILE = "net.params"
 STATES_FILE = "trainer.states"
@@ -40,18 +42,18 @@ class GluonState:
 
         def write(folder: str) -> None:
             net.save_parameters(os.path.join(folder, PARAMS_FILE))
-            if trainer is not None and _states_are_local(trainer):
+            if trainer is not None and states_are_local(trainer):
                 trainer.save_states(os.path.join(folder, STATES_FILE))
             with open(os.path.join(folder, INFO_FILE), "w") as f:
                 json.dump({"epoch": epoch}, f)
 
         return self.manager.save(epoch, write, blocking=blocking)
 
-    def restore(self, net: Any, trainer: Any = None) -> int:
-        """Load the newest committed epoch into `net` and `trainer`; return it (0: none yet)."""
+    def restore(self, net: Any, trainer: Any = None) -> Resumed:
+        """Load the newest committed epoch into `net` and `trainer`; say which (falsy: none yet)."""
         checkpoint = self.manager.restore()
         if checkpoint is None:
-            return 0
+            return Resumed()
         # From /gcs or gs:// the step is a temporary local copy: removed once loaded.
         with checkpoint:
             assert checkpoint.directory is not None  # callable saves restore as a folder
@@ -59,14 +61,8 @@ class GluonState:
             # The parameters first: the trainer's first use broadcasts them from rank 0.
             net.load_parameters(os.path.join(folder, PARAMS_FILE))
             states = os.path.join(folder, STATES_FILE)
-            if trainer is not None and os.path.exists(states) and _states_are_local(trainer):
+            if trainer is not None and os.path.exists(states) and states_are_local(trainer):
                 trainer.load_states(states)
             with open(os.path.join(folder, INFO_FILE)) as f:
-                return int(json.load(f)["epoch"])
-
-
-def _states_are_local(trainer: Any) -> bool:
-    # The Trainer decides where its optimizer runs when its kvstore is first set up.
-    if not trainer._kv_initialized:
-        trainer._init_kvstore()
-    return not trainer._update_on_kvstore
+                epoch = int(json.load(f)["epoch"])
+        return Resumed(done=epoch, uri=checkpoint.uri)

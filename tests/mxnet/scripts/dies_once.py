@@ -20,8 +20,9 @@ resume, save = MXNetHandle.resume, MXNetHandle.save_checkpoint
 
 
 def resume_and_note(self, net, trainer=None):  # type: ignore[no-untyped-def]
-    started.append(resume(self, net, trainer))
-    return started[-1]
+    resumed = resume(self, net, trainer)
+    started.append(resumed.done)
+    return resumed
 
 
 def save_then_die(self, epoch, net, trainer=None):  # type: ignore[no-untyped-def]

@@ -1,7 +1,8 @@
 """A few dist_sync steps through vtrain's MXNet plugin; prints what the tests check.
 
 argv: --chief-trains, --servers-beside-workers. LATE=role:index:seconds makes that
-replica start late. RESULTS=folder receives one JSON file per training replica.
+replica start late; FAIL=role:index makes that one raise inside `with handle:`.
+RESULTS=folder receives one JSON file per training replica.
 """
 
 import json
@@ -32,6 +33,8 @@ signal.signal(signal.SIGTERM, lambda *_: None)
 
 children = handle.children
 with handle:
+    if os.environ.get("FAIL") == f"{handle.role}:{handle.info.index}":
+        raise RuntimeError("FAIL: this replica fails inside `with handle:`")
     # Every worker pushes rank + 1 three times; the kvstore sums them. MXNet does not order
     # two pushes of one key (KVStore.push's docs): each round reads its pull first.
     total = mx.nd.zeros((3,))
@@ -44,14 +47,14 @@ with handle:
         "role": handle.role,
         "index": handle.info.index,
         "rank": handle.rank,
-        "num_workers": handle.num_workers,
+        "world_size": handle.world_size,
         "is_leader": handle.is_leader,
         "leader": os.environ["VTRAIN_LEADER"],
         "sum": float(total.asnumpy()[0]),
         "children": children,
         "pid": os.getpid(),
     }
-    handle.report(1.0 + handle.rank, 1)
+    handle.report(1.0 + handle.rank, step=1)
 
 
 def alive(pid: int) -> bool:
