@@ -85,7 +85,7 @@ def test_vertex_jobs_parse_back_into_the_sdk_types_unchanged(vtrain: Run, target
 def test_aiplatform_config_conforms_to_the_ml_v1_discovery_schema(vtrain: Run, target: str) -> None:
     import googleapiclient
 
-    from vtrain.submit.discovery import problems
+    from vtrain.submit.aiplatform.schema import problems
 
     path = os.path.join(
         os.path.dirname(googleapiclient.__file__), "discovery_cache", "documents", "ml.v1.json"
@@ -117,7 +117,7 @@ def test_aiplatform_config_conforms_to_the_ml_v1_discovery_schema(vtrain: Run, t
 
 def test_the_schema_check_itself_refuses_what_the_api_would(vtrain: Run) -> None:
     # The check that passes the golden configs must fail a broken one, or it proves nothing.
-    from vtrain.submit.discovery import problems
+    from vtrain.submit.aiplatform.schema import problems
     from vtrain.submit.sdk import ml_v1_schemas
 
     schemas = ml_v1_schemas()

@@ -7,6 +7,6 @@ from typing import Any
 
 def add_parser(subparsers: Any) -> None:
     """Register `vtrain render`: the flags of `vtrain submit`; it prints and never sends."""
-    from vtrain.cli.submit import _register
+    from vtrain.cli.submit import register
 
-    _register(subparsers, "render", dry_run=True)
+    register(subparsers, "render", dry_run=True)

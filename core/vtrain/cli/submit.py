@@ -3,17 +3,58 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vtrain.cli.arguments import integer, seconds
+
+if TYPE_CHECKING:
+    from vtrain.submit.delivery import Delivery
+    from vtrain.submit.options import JobOptions
 
 PLATFORMS = {
     "vertex": "a Vertex AI CustomJob, or a HyperparameterTuningJob with --study",
     "aiplatform": "AI Platform Training's config.yaml and gcloud command (retired: render only)",
-    "kubeflow": "a training-operator TFJob, PyTorchJob or XGBoostJob "
-    "(MXNet jobs run as TFJobs: the MXNet plugin maps TF_CONFIG's roles), "
-    "or a Kubeflow Trainer v2 TrainJob with --trainjob",
+    "kubeflow": "a training-operator job of the kind --framework's plugin declares (TFJob, "
+    "PyTorchJob, XGBoostJob), or a Kubeflow Trainer v2 TrainJob with --trainjob",
 }
+# The flags that build a job; with --job the document says all of that itself.
+BUILD_FLAGS = (
+    "workers",
+    "ps",
+    "evaluators",
+    "reduction_servers",
+    "reduction_server_machine_type",
+    "image",
+    "machine_type",
+    "accelerator",
+    "worker_image",
+    "ps_image",
+    "evaluator_image",
+    "chief_machine_type",
+    "worker_machine_type",
+    "ps_machine_type",
+    "evaluator_machine_type",
+    "chief_accelerator",
+    "worker_accelerator",
+    "ps_accelerator",
+    "evaluator_accelerator",
+    "output_dir",
+    "service_account",
+    "network",
+    "timeout",
+    "restart_job_on_worker_restart",
+    "env",
+    "label",
+    "study",
+    "python_package",
+    "python_module",
+    "executor_image",
+    "staging",
+    "framework",
+    "trainjob",
+    "argv",
+)
+ROLES = ("chief", "worker", "ps", "evaluator")
 
 _EXAMPLE = """\
 examples:
@@ -30,10 +71,15 @@ arguments to the entrypoint instead. Per-role flags (--worker-image, --ps-machin
 
 def add_parser(subparsers: Any) -> None:
     """Register `vtrain submit`."""
-    _register(subparsers, "submit", dry_run=False)
+    register(subparsers, "submit", dry_run=False)
 
 
-def _register(subparsers: Any, name: str, *, dry_run: bool) -> None:
+def register(subparsers: Any, name: str, *, dry_run: bool) -> None:
+    """Register `vtrain NAME PLATFORM`: `submit` sends, `render` (`dry_run`) only prints."""
+    from vtrain import plugins
+
+    # Read once for the three platforms: the names only, no plugin is imported for this.
+    frameworks = plugins.available()
     verb = "print" if dry_run else "send"
     top = subparsers.add_parser(
         name,
@@ -50,11 +96,11 @@ def _register(subparsers: Any, name: str, *, dry_run: bool) -> None:
             epilog=_EXAMPLE,
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
-        add_job_arguments(parser, platform)
+        add_job_arguments(parser, frameworks)
         parser.set_defaults(run=run, always_dry_run=dry_run)
 
 
-def add_job_arguments(p: argparse.ArgumentParser, platform: str) -> None:
+def add_job_arguments(p: argparse.ArgumentParser, frameworks: tuple[str, ...]) -> None:
     """The flags of `vtrain submit PLATFORM` and `vtrain render PLATFORM`."""
     p.add_argument(
         "--job",
@@ -130,8 +176,8 @@ def add_job_arguments(p: argparse.ArgumentParser, platform: str) -> None:
     )  # fmt: skip
     kf = p.add_argument_group("Kubeflow")
     kf.add_argument(
-        "--framework", choices=("tensorflow", "mxnet", "pytorch", "xgboost"),
-        help="TFJob (tensorflow, mxnet), PyTorchJob or XGBoostJob",
+        "--framework", choices=frameworks,
+        help="the installed vtrain plugin whose declared job kind this is (TFJob, PyTorchJob ...)",
     )  # fmt: skip
     kf.add_argument(
         "--trainjob", nargs="?", const="torch-distributed", metavar="RUNTIME",
@@ -162,6 +208,96 @@ def add_job_arguments(p: argparse.ArgumentParser, platform: str) -> None:
 def run(args: argparse.Namespace) -> int:
     """Render, check, and print or send the job."""
     # Imported here: `vtrain --help` and the other commands never load the submit path.
-    from vtrain.submit.flow import submit
+    from vtrain.submit import flow
 
-    return submit(args)
+    delivery = _delivery(args)
+    flow.check_delivery(args.platform, delivery)
+    if args.job is not None:
+        _refuse_build_flags(args)
+        return flow.submit(flow.read(args.platform, args.job, name=args.name), None, delivery)
+    options = job_options(args)
+    return flow.submit(flow.render(options), options, delivery)
+
+
+def job_options(args: argparse.Namespace) -> JobOptions:
+    """The command line's job as checked `JobOptions`: the one place that reads its flags."""
+    from vtrain.submit.options import JobOptions
+
+    def per_role(setting: str) -> dict[str, str]:
+        # --worker-image, --ps-machine-type, --chief-accelerator ...: set ones only.
+        found = {role: getattr(args, f"{role}_{setting}", None) for role in ROLES}
+        return {role: value for role, value in found.items() if value is not None}
+
+    return JobOptions.from_options(
+        args.platform,
+        args.argv,
+        name=args.name,
+        workers=args.workers,
+        ps=args.ps,
+        evaluators=args.evaluators,
+        image=args.image,
+        machine_type=args.machine_type,
+        accelerator=args.accelerator,
+        role_images=per_role("image"),
+        role_machine_types=per_role("machine_type"),
+        role_accelerators=per_role("accelerator"),
+        reduction_servers=args.reduction_servers,
+        reduction_server_machine_type=args.reduction_server_machine_type,
+        region=args.region,
+        project=args.project,
+        output_dir=args.output_dir,
+        service_account=args.service_account,
+        network=args.network,
+        timeout=args.timeout,
+        restart_job=args.restart_job_on_worker_restart,
+        env=args.env,
+        labels=args.label,
+        study=args.study,
+        use_chief=args.use_chief,
+        flags_only=args.flags_only,
+        framework=args.framework,
+        trainjob=args.trainjob,
+        namespace=args.namespace,
+        python_package=args.python_package,
+        python_module=args.python_module,
+        executor_image=args.executor_image,
+        staging=args.staging,
+    )
+
+
+def _delivery(args: argparse.Namespace) -> Delivery:
+    from vtrain.submit.delivery import Delivery
+
+    return Delivery(
+        dry_run=args.dry_run or args.always_dry_run,
+        format=args.format,
+        output=args.output,
+        flags_only=args.flags_only,
+        job_name=args.name,
+        project=args.project,
+        region=args.region,
+        api_endpoint=args.api_endpoint,
+        wait=args.wait,
+        poll=args.poll,
+        namespace=args.namespace,
+        kubeconfig=args.kubeconfig,
+        context=args.context,
+    )
+
+
+def _refuse_build_flags(args: argparse.Namespace) -> None:
+    """With --job the document says how the job is built: a flag that would too is refused."""
+    from vtrain.errors import UsageError, raise_all
+
+    given = [name for name in BUILD_FLAGS if getattr(args, name) not in (None, False, 0, [])]
+    raise_all(
+        [
+            UsageError(
+                "the job file says this",
+                source=f"--{name.replace('_', '-')}" if name != "argv" else "COMMAND",
+                value=getattr(args, name),
+                expected="no such flag with --job",
+            )
+            for name in given
+        ]
+    )

@@ -9,22 +9,13 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
 from typing import Any
 
 from vtrain.errors import ConfigError
+from vtrain.submit.document import JobDocument
+from vtrain.submit.engines import ENGINES
 
-
-@dataclass(frozen=True)
-class JobDocument:
-    """A checked job document and what it is."""
-
-    platform: str
-    """vertex, aiplatform or kubeflow."""
-    kind: str
-    """CustomJob, HyperparameterTuningJob, TrainingInput, or a Kubeflow kind (TFJob... TrainJob)."""
-    document: dict[str, Any]
-    source: str
+__all__ = ["JobDocument", "load_job", "read_job"]
 
 
 def read_job(path: str) -> JobDocument:
@@ -51,10 +42,6 @@ def read_job(path: str) -> JobDocument:
     return load_job(document, source=path, name=name)
 
 
-def _has(document: dict[str, Any], *names: str) -> bool:
-    return any(n in document for n in names)
-
-
 def load_job(document: Any, *, source: str, name: str = "vtrain-job") -> JobDocument:
     """Check a parsed job document; the platform is told from its shape."""
     if not isinstance(document, dict):
@@ -62,34 +49,11 @@ def load_job(document: Any, *, source: str, name: str = "vtrain-job") -> JobDocu
             "not a job document", source=source, value=type(document).__name__,
             expected="a CustomJob, HyperparameterTuningJob, config.yaml or Kubeflow manifest",
         )  # fmt: skip
-    if "kind" in document and "apiVersion" in document:
-        from vtrain.submit import kubeflow
-
-        kubeflow.check(document, source=source)
-        return JobDocument("kubeflow", str(document["kind"]), document, source)
-    if _has(document, "trainingInput", "training_input", "scaleTier", "masterConfig"):
-        from vtrain.submit import aiplatform
-
-        if not _has(document, "trainingInput"):
-            # A bare TrainingInput (what CLUSTER_SPEC's `job` holds): the Job around it.
-            document = {"trainingInput": document}
-        aiplatform.check(document, source=source)
-        return JobDocument("aiplatform", aiplatform.KIND, document, source)
-    from vtrain.submit import vertex
-    from vtrain.submit.sdk import message_to_dict
-
-    if _has(document, "workerPoolSpecs", "worker_pool_specs"):
-        # A bare CustomJobSpec, as `gcloud ai custom-jobs create --config` takes it.
-        document = {"displayName": name, "jobSpec": document}
-    if _has(document, "trialJobSpec", "trial_job_spec", "studySpec", "study_spec"):
-        kind = vertex.TUNING_JOB
-    elif _has(document, "jobSpec", "job_spec"):
-        kind = vertex.CUSTOM_JOB
-    else:
-        raise ConfigError(
-            "not a job vtrain knows", source=source, value=sorted(document)[:6],
-            expected="jobSpec (CustomJob), trialJobSpec (HyperparameterTuningJob), "
-            "trainingInput (config.yaml) or kind/apiVersion (Kubeflow)",
-        )  # fmt: skip
-    message = vertex.parse(kind, {"displayName": name, **document}, source=source)
-    return JobDocument("vertex", kind, message_to_dict(message), source)
+    for engine in ENGINES.values():
+        if engine.recognizes(document):
+            return engine.load(document, source, name)
+    shapes = [engine.shape for engine in reversed(list(ENGINES.values()))]
+    raise ConfigError(
+        "not a job vtrain knows", source=source, value=sorted(document)[:6],
+        expected=", ".join(shapes[:-1]) + " or " + shapes[-1],
+    )  # fmt: skip

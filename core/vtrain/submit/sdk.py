@@ -1,7 +1,12 @@
 """The engines' own libraries, imported when a submit path needs them and not before.
 
+This is the only module of `vtrain.submit` that imports them: the Vertex SDK
+and protobuf, grpc and google-api-core, the ml v1 discovery document of
+google-api-python-client, the Kubeflow training and Trainer clients, the
+Kubernetes client and urllib3, PyYAML, and `build` for --python-package.
 Every loader raises `MissingExtraError` naming the `submit` extra when its
 library is missing, so `vtrain submit` never ends in a bare ImportError.
+Through importlib: the libraries stay `Any` to the type checker, untyped as most are.
 """
 
 from __future__ import annotations
@@ -74,11 +79,47 @@ def vertex_types() -> types.SimpleNamespace:
     )
 
 
+def json_format() -> Any:
+    """`google.protobuf.json_format`: MessageToDict and the ParseError of `from_json`."""
+    try:
+        return importlib.import_module("google.protobuf.json_format")
+    except ImportError:
+        raise _missing("rendering a Vertex job", "protobuf") from None
+
+
 def message_to_dict(message: Any) -> dict[str, Any]:
     """A proto-plus message as its REST JSON (camelCase, defaults left out)."""
-    json_format = importlib.import_module("google.protobuf.json_format")
-    result: dict[str, Any] = json_format.MessageToDict(type(message).pb(message))
+    result: dict[str, Any] = json_format().MessageToDict(type(message).pb(message))
     return result
+
+
+def vertex_grpc_transport(endpoint: str) -> Any:
+    """A JobService gRPC transport over a plain channel to `endpoint`, as emulators are reached."""
+    try:
+        grpc = importlib.import_module("grpc")
+        transports = importlib.import_module(f"{_AIPLATFORM}.services.job_service.transports")
+    except ImportError:
+        raise _missing("sending a Vertex job", "google-cloud-aiplatform") from None
+    return transports.JobServiceGrpcTransport(channel=grpc.insecure_channel(endpoint))
+
+
+def api_exceptions() -> Any:
+    """`google.api_core.exceptions`: what the Vertex client raises when the service refuses."""
+    try:
+        return importlib.import_module("google.api_core.exceptions")
+    except ImportError:
+        raise _missing("sending a Vertex job", "google-api-core") from None
+
+
+def credentials_error() -> type[Exception]:
+    """`google.auth`'s DefaultCredentialsError: no Application Default Credentials."""
+    try:
+        error: type[Exception] = importlib.import_module(
+            "google.auth.exceptions"
+        ).DefaultCredentialsError
+    except ImportError:
+        raise _missing("sending a Vertex job", "google-auth") from None
+    return error
 
 
 @cache
@@ -108,6 +149,14 @@ def kubeflow_training() -> tuple[Any, Any]:
     return models, constants
 
 
+def kubeflow_api_client() -> Any:
+    """A `kubeflow.training` ApiClient: its (de)serializer is the models' own."""
+    try:
+        return importlib.import_module("kubeflow.training.api_client").ApiClient()
+    except ImportError:
+        raise _missing("rendering a Kubeflow job", "kubeflow-training") from None
+
+
 def kubeflow_trainer() -> Any:
     """`kubeflow_trainer_api.models`: Kubeflow Trainer v2's TrainJob and its parts."""
     try:
@@ -130,6 +179,28 @@ def kubernetes_config() -> Any:
         return importlib.import_module("kubernetes.config")
     except ImportError:
         raise _missing("sending a Kubeflow job", "kubernetes") from None
+
+
+def connection_error() -> type[Exception]:
+    """urllib3's HTTPError: the kubernetes client's connection errors are not OSError."""
+    try:
+        error: type[Exception] = importlib.import_module("urllib3.exceptions").HTTPError
+    except ImportError:
+        raise _missing("sending a Kubeflow job", "urllib3") from None
+    return error
+
+
+def build_frontend() -> tuple[Any, Any]:
+    """(`build`, `pyproject_hooks`): the PyPA front end that builds --python-package's sdist."""
+    try:
+        return importlib.import_module("build"), importlib.import_module("pyproject_hooks")
+    except ImportError:
+        raise MissingExtraError("building --python-package", "submit", module="build") from None
+
+
+def build_env() -> Any:
+    """`build.env`: the isolated environment `python -m build` builds in by default."""
+    return importlib.import_module("build.env")
 
 
 def yaml_module() -> Any:

@@ -19,7 +19,7 @@ from datetime import timedelta
 from vtrain import ClusterInfo
 from vtrain.cluster import CHIEF, PS, WORKER
 from vtrain.cluster.leader import Replica
-from vtrain.plugins.base import Handle, Plugin
+from vtrain.plugins.base import Handle, KubeflowJob, Plugin
 from vtrain.plugins.wait import split_address, wait_for_chief
 
 
@@ -52,6 +52,7 @@ class RelayPlugin(Plugin):
 
     name = "relay"
     install = "it lives in vtrain's tests"
+    kubeflow = KubeflowJob(kind="TFJob", container="tensorflow")
 
     def environment(
         self, info: ClusterInfo, environ: Mapping[str, str], **options: object

@@ -13,11 +13,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from vtrain.cluster.roles import CHIEF
-from vtrain.context import OUTPUT_FOLDERS
+from vtrain.cluster.roles import CHIEF, WORKER
 from vtrain.errors import ConfigError, raise_all
 from vtrain.submit import sdk
-from vtrain.submit.topology import JobOptions
+from vtrain.submit.kubeflow.pods import GPU, node_selector, output_env
+from vtrain.submit.kubeflow.round_trip import round_trip_errors
+from vtrain.submit.options import JobOptions
 
 KIND = "TrainJob"
 GROUP, VERSION, PLURAL = "trainer.kubeflow.org", "v1alpha1", "trainjobs"
@@ -28,22 +29,16 @@ RUNTIME_KIND = "ClusterTrainingRuntime"
 MANAGER = "vtrain"
 # The JobSet's replicated job that runs the trainer nodes in the built-in runtimes.
 NODE_JOB = "node"
-GPU = "nvidia.com/gpu"
-MACHINE_LABEL = "node.kubernetes.io/instance-type"
-ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
 
 
 def render(options: JobOptions) -> tuple[str, dict[str, Any]]:
     """(kind, manifest): a TrainJob of 1 + workers nodes on the runtime `--trainjob` names."""
     m = sdk.kubeflow_trainer()
     chief = options.pool(CHIEF)
-    env = [m.IoK8sApiCoreV1EnvVar(name=k, value=v) for k, v in options.env]
-    if options.output_dir:
-        # As for a v1 job: the pods get Vertex's folder variables, so the layout is the same.
-        env += [
-            m.IoK8sApiCoreV1EnvVar(name=n, value=f"{options.output_dir}/{d}/")
-            for n, d in OUTPUT_FOLDERS.items()
-        ]
+    env = [
+        m.IoK8sApiCoreV1EnvVar(name=k, value=v)
+        for k, v in (*options.env, *output_env(options.output_dir))
+    ]
     resources = None
     if chief.accelerator is not None:
         resources = m.IoK8sApiCoreV1ResourceRequirements(
@@ -54,7 +49,7 @@ def render(options: JobOptions) -> tuple[str, dict[str, Any]]:
         command=list(options.command) or None,
         args=list(options.args) or None,
         env=env or None,
-        numNodes=options.count(CHIEF) + options.count("worker"),
+        numNodes=options.count(CHIEF) + options.count(WORKER),
         resourcesPerNode=resources,
     )
     spec = m.TrainerV1alpha1TrainJobSpec(
@@ -81,11 +76,7 @@ def render(options: JobOptions) -> tuple[str, dict[str, Any]]:
 def _patches(m: Any, options: JobOptions) -> list[Any] | None:
     """The pod settings a TrainJob's trainer cannot say: machine, accelerator, service account."""
     chief = options.pool(CHIEF)
-    selector: dict[str, str] = {}
-    if chief.machine_type:
-        selector[MACHINE_LABEL] = chief.machine_type
-    if chief.accelerator is not None:
-        selector[ACCELERATOR_LABEL] = chief.accelerator.type.lower().replace("_", "-")
+    selector = node_selector(chief.machine_type, chief.accelerator)
     if not selector and not options.service_account:
         return None
     pod = m.TrainerV1alpha1PodSpecPatch(
@@ -129,8 +120,6 @@ def parse(document: Mapping[str, Any], *, source: str) -> Any:
 
 def check(document: Mapping[str, Any], *, source: str) -> None:
     """Refuse a TrainJob the models cannot hold, or that the Trainer controller would reject."""
-    from vtrain.submit.kubeflow import round_trip_errors
-
     job = parse(document, source=source)
     errors = round_trip_errors(
         document, job.to_dict(), source=source, models="kubeflow_trainer_api",

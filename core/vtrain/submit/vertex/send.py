@@ -7,18 +7,20 @@ reached over a plain channel with no credentials, as emulators are.
 
 from __future__ import annotations
 
-import importlib
 import ipaddress
 import sys
 import time
 from dataclasses import dataclass
 from typing import Any
 
-from vtrain.errors import VtrainError
-from vtrain.redact import redact
+from vtrain.errors import UsageError, VtrainError
+from vtrain.redact import redact_text
 from vtrain.submit import sdk
-from vtrain.submit.job_file import JobDocument
-from vtrain.submit.vertex import CUSTOM_JOB
+from vtrain.submit.delivery import Delivery
+from vtrain.submit.document import JobDocument
+from vtrain.submit.options import DEFAULT_REGION, JobOptions
+from vtrain.submit.vertex.job import CUSTOM_JOB, parse
+from vtrain.submit.vertex.staging import stage
 
 # What the SDK's own helpers build (jobs._Job._dashboard_uri, console_utils), for a CustomJob
 # and a HyperparameterTuningJob alike (both `_job_type = "training"`); copied, not imported:
@@ -40,6 +42,32 @@ class SentJob:
     client: Any
 
 
+def submit(job: JobDocument, options: JobOptions | None, delivery: Delivery) -> int:
+    """Stage a local --python-package, send the job, print its name; follow it with --wait."""
+    if not delivery.project:
+        raise UsageError(
+            "missing",
+            source="--project",
+            expected="the Google Cloud project id or number to run the job in",
+        )
+    package = options.python_package if options is not None else None
+    if options is not None and package and not package.startswith("gs://"):
+        assert options.staging is not None  # the rules refuse a local package without it
+        uri = stage(package, options.staging)
+        print(f"vtrain submit: staged {package} as {uri}", file=sys.stderr)
+    sent = send(
+        job,
+        project=delivery.project,
+        region=delivery.region or DEFAULT_REGION,
+        endpoint=delivery.api_endpoint,
+    )
+    print(sent.name)
+    print(f"vtrain submit: console: {sent.console_url}", file=sys.stderr)
+    if delivery.wait:
+        return follow(sent, poll=delivery.poll)
+    return 0
+
+
 def _loopback(endpoint: str) -> bool:
     host = endpoint.rsplit(":", 1)[0].strip("[]")
     if host == "localhost":
@@ -55,17 +83,10 @@ def client(region: str, endpoint: str | None) -> Any:
     api = sdk.vertex_api()
     endpoint = endpoint or f"{region}-aiplatform.googleapis.com"
     if _loopback(endpoint):
-        grpc = importlib.import_module("grpc")
-        transports = importlib.import_module(
-            "google.cloud.aiplatform_v1.services.job_service.transports"
-        )
-        channel = grpc.insecure_channel(endpoint)
-        return api.JobServiceClient(transport=transports.JobServiceGrpcTransport(channel=channel))
-    from google.auth.exceptions import DefaultCredentialsError
-
+        return api.JobServiceClient(transport=sdk.vertex_grpc_transport(endpoint))
     try:
         return api.JobServiceClient(client_options={"api_endpoint": endpoint})
-    except DefaultCredentialsError:
+    except sdk.credentials_error():
         raise VtrainError(
             "no Application Default Credentials", source="vtrain submit vertex",
             hint="run `gcloud auth application-default login`, or set "
@@ -75,11 +96,8 @@ def client(region: str, endpoint: str | None) -> Any:
 
 def send(job: JobDocument, *, project: str, region: str, endpoint: str | None = None) -> SentJob:
     """Create the CustomJob or HyperparameterTuningJob; its resource name and console URL."""
-    from google.api_core import exceptions
-
-    from vtrain.submit.vertex import parse
-
     api = sdk.vertex_api()
+    refused = sdk.api_exceptions().GoogleAPICallError
     message = parse(job.kind, job.document, source=job.source)
     jobs = client(region, endpoint)
     parent = f"projects/{project}/locations/{region}"
@@ -94,7 +112,7 @@ def send(job: JobDocument, *, project: str, region: str, endpoint: str | None = 
                     parent=parent, hyperparameter_tuning_job=message
                 )
             )
-    except exceptions.GoogleAPICallError as e:
+    except refused as e:
         raise _refused(e) from None
     return SentJob(created.name, job.kind, console_url(created.name), jobs)
 
@@ -109,12 +127,6 @@ def console_url(resource_name: str) -> str:
     )
 
 
-def redact_text(text: str) -> str:
-    """A free-text message with every credential-looking word hidden."""
-    # redact() reads whole values; a message is words, and "--password x" spans two.
-    return " ".join(redact(text.split(" ")))
-
-
 def _refused(e: Any) -> VtrainError:
     # The service's message may quote the request: it goes through redact like all output.
     message = redact_text(getattr(e, "message", "") or str(e))
@@ -126,8 +138,7 @@ def _refused(e: Any) -> VtrainError:
 
 def follow(sent: SentJob, *, poll: float = 30.0) -> int:
     """Print each state of the job until it ends; 0 when it succeeded, else 1."""
-    from google.api_core import exceptions
-
+    refused = sdk.api_exceptions().GoogleAPICallError
     get = (
         sent.client.get_custom_job
         if sent.kind == CUSTOM_JOB
@@ -137,7 +148,7 @@ def follow(sent: SentJob, *, poll: float = 30.0) -> int:
     while True:
         try:
             current = get(name=sent.name)
-        except exceptions.GoogleAPICallError as e:
+        except refused as e:
             raise _refused(e) from None
         state = current.state.name
         if state != last:

@@ -3,21 +3,27 @@
 from __future__ import annotations
 
 from vtrain.errors import ConfigError, VtrainError
+from vtrain.redact import redact_text
 from vtrain.submit import sdk
-from vtrain.submit.job_file import JobDocument
-from vtrain.submit.kubeflow import PLURALS
-from vtrain.submit.send_vertex import redact_text
+from vtrain.submit.delivery import Delivery
+from vtrain.submit.document import JobDocument
+from vtrain.submit.kubeflow import trainjob
+from vtrain.submit.kubeflow.kinds import GROUP, KINDS, VERSION
+from vtrain.submit.options import JobOptions
 
-GROUP, VERSION = "kubeflow.org", "v1"
+
+def submit(job: JobDocument, options: JobOptions | None, delivery: Delivery) -> int:
+    """Create the job in --namespace (else the manifest's, else default); print where it is."""
+    namespace = delivery.namespace or job.document.get("metadata", {}).get("namespace") or "default"
+    print(send(job, namespace=namespace, kubeconfig=delivery.kubeconfig, context=delivery.context))
+    return 0
 
 
 def _resource(kind: str) -> tuple[str, str, str]:
     """(group, version, plural) of a v1 job kind or of Trainer v2's TrainJob."""
-    from vtrain.submit import trainjob
-
     if kind == trainjob.KIND:
         return trainjob.GROUP, trainjob.VERSION, trainjob.PLURAL
-    return GROUP, VERSION, PLURALS[kind]
+    return GROUP, VERSION, KINDS[kind].plural
 
 
 def send(
@@ -53,16 +59,9 @@ def send(
             + redact_text(str(e.body))[:300],
             source="vtrain submit kubeflow",
         ) from None
-    except (OSError, _urllib3_error()) as e:
+    except (OSError, sdk.connection_error()) as e:
         raise VtrainError(
             f"cannot reach the cluster: {type(e).__name__}", source="vtrain submit kubeflow"
         ) from None
     name = created.get("metadata", {}).get("name", document["metadata"].get("name"))
     return f"{namespace}/{job.kind}/{name}"
-
-
-def _urllib3_error() -> type[Exception]:
-    # The kubernetes client speaks through urllib3, whose connection errors are not OSError.
-    from urllib3.exceptions import HTTPError
-
-    return HTTPError

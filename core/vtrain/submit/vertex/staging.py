@@ -11,14 +11,14 @@ submit uploads; the build runs once per command and both use it.
 from __future__ import annotations
 
 import hashlib
-import importlib
 import os
 import sys
 import tempfile
 from functools import cache
 from typing import Any
 
-from vtrain.errors import ConfigError, MissingExtraError, StorageError, UsageError
+from vtrain.errors import ConfigError, StorageError, UsageError
+from vtrain.submit import sdk
 
 _SKIP = {"__pycache__", ".git", ".venv", ".nox", ".mypy_cache", ".pytest_cache", "dist", "build"}
 _DIGEST_CHARS = 12
@@ -59,12 +59,7 @@ def build_sdist(package_dir: str) -> tuple[str, bytes]:
 @cache
 def _build(root: str, digest: str) -> tuple[str, bytes]:
     # `digest` is part of the key: an edited source between two calls is built again.
-    # Through importlib: the lint session has no `build`, and its modules are Any here.
-    try:
-        build = importlib.import_module("build")
-        hooks = importlib.import_module("pyproject_hooks")
-    except ImportError:
-        raise MissingExtraError("building --python-package", "submit", module="build") from None
+    build, hooks = sdk.build_frontend()
     # Quiet: a backend's progress lines would mix into the rendered job on stdout.
     builder = build.ProjectBuilder(root, sys.executable, hooks.quiet_subprocess_runner)
     with tempfile.TemporaryDirectory(prefix="vtrain-sdist-") as out:
@@ -94,8 +89,7 @@ def _installed(build: Any, builder: Any) -> bool:
 
 def _build_isolated(build: Any, hooks: Any, root: str, out: str) -> str:
     """`python -m build --sdist`'s default: a fresh environment with the backend's requirements."""
-    env_module = importlib.import_module("build.env")
-    with env_module.DefaultIsolatedEnv() as env:
+    with sdk.build_env().DefaultIsolatedEnv() as env:
         builder = build.ProjectBuilder.from_isolated_env(
             env, root, runner=hooks.quiet_subprocess_runner
         )

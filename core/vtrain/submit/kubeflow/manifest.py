@@ -1,0 +1,110 @@
+"""A Kubeflow manifest read back: a training-operator v1 job, or a Trainer v2 TrainJob, checked.
+
+`check` reads a v1 manifest into the `kubeflow-training` models and refuses
+any field the round trip would drop (a typo, or a field of another kind),
+then what no operator could run; a TrainJob goes to `trainjob.check`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from vtrain.errors import ConfigError, raise_all
+from vtrain.submit import sdk
+from vtrain.submit.document import JobDocument
+from vtrain.submit.kubeflow import trainjob
+from vtrain.submit.kubeflow.kinds import API_VERSION, KINDS
+from vtrain.submit.kubeflow.round_trip import round_trip_errors
+
+SHAPE = "kind/apiVersion (Kubeflow)"
+
+
+class _Response:
+    """What `ApiClient.deserialize` reads: an HTTP body."""
+
+    def __init__(self, document: Any) -> None:
+        self.data = json.dumps(document)
+
+
+def parse(document: Mapping[str, Any], *, source: str) -> Any:
+    """The kubeflow-training model of a v1 job manifest (TFJob, PyTorchJob, XGBoostJob)."""
+    kind = document.get("kind")
+    if kind not in KINDS:
+        raise ConfigError(
+            "not a training-operator v1 job or a TrainJob",
+            source=source,
+            path="kind",
+            value=kind,
+            expected=" or ".join([*KINDS, trainjob.KIND]),
+        )
+    sdk.kubeflow_training()
+    try:
+        return sdk.kubeflow_api_client().deserialize(_Response(document), f"KubeflowOrgV1{kind}")
+    except (ValueError, TypeError) as e:
+        raise ConfigError(f"not a valid {kind}: {e}", source=source) from None
+
+
+def check(document: Mapping[str, Any], *, source: str) -> None:
+    """Refuse a manifest the models cannot hold, or that no operator could run."""
+    if document.get("kind") == trainjob.KIND:
+        trainjob.check(document, source=source)
+        return
+    job = parse(document, source=source)
+    back = sdk.kubeflow_api_client().sanitize_for_serialization(job)
+    errors = round_trip_errors(
+        document, back, source=source, models="kubeflow-training", api_version=API_VERSION
+    )
+    kind = KINDS[str(document["kind"])]
+    field = kind.replica_specs
+    specs = (document.get("spec") or {}).get(field) or {}
+    allowed = list(kind.replica_types.values())
+    if not specs:
+        errors.append(
+            ConfigError(
+                "no replicas",
+                source=source,
+                path=f"spec.{field}",
+                expected="at least one replica spec",
+            )
+        )
+    for name in specs:
+        if name not in allowed:
+            errors.append(
+                ConfigError(
+                    f"not a {kind.name} replica type",
+                    source=source,
+                    path=f"spec.{field}.{name}",
+                    value=name,
+                    expected=" or ".join(allowed),
+                )
+            )
+    count = (specs.get(kind.chief) or {}).get("replicas", 1)
+    if kind.chief in specs and count != 1:
+        errors.append(
+            ConfigError(
+                "the chief pool runs exactly one replica",
+                source=source,
+                path=f"spec.{field}.{kind.chief}.replicas",
+                value=count,
+                expected="1",
+            )
+        )
+    raise_all(errors)
+
+
+def recognizes(document: Mapping[str, Any]) -> bool:
+    """True for a Kubernetes object: it has a kind and an apiVersion."""
+    return "kind" in document and "apiVersion" in document
+
+
+def load(document: dict[str, Any], source: str, name: str) -> JobDocument:
+    """Check a Kubeflow job file's manifest."""
+    check(document, source=source)
+    return JobDocument("kubeflow", str(document["kind"]), document, source)
+
+
+def rename(document: dict[str, Any], name: str) -> dict[str, Any]:
+    """The manifest with `name` as metadata.name (--name with --job)."""
+    return {**document, "metadata": {**document.get("metadata", {}), "name": name}}

@@ -1,0 +1,230 @@
+"""The job a `vtrain submit` command line asks for, checked before anything is rendered.
+
+`JobOptions.from_options` takes the options as typed keyword arguments (the
+CLI fills them from its flags), runs the shared checks and the chosen engine's
+rules, and raises all the problems together, each naming the flag, the value
+and what was expected. The engines' renderers then only translate the result.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from vtrain.errors import UsageError, VtrainError
+from vtrain.submit.aiplatform.rules import RULES as AIPLATFORM_RULES
+from vtrain.submit.kubeflow.rules import RULES as KUBEFLOW_RULES
+from vtrain.submit.pools import Pool, build_pools
+from vtrain.submit.problems import Problems, Rules
+from vtrain.submit.request import JobRequest
+from vtrain.submit.study import read_request_study
+from vtrain.submit.values import parse_duration, parse_pairs, split_command
+from vtrain.submit.vertex.rules import RULES as VERTEX_RULES
+from vtrain.tune.study import Study
+
+# Each engine's rules, run while the command line is checked; what runs after
+# (render, read, send, rehearse) is in `vtrain.submit.engines`.
+RULES: Mapping[str, Rules] = MappingProxyType(
+    {"vertex": VERTEX_RULES, "aiplatform": AIPLATFORM_RULES, "kubeflow": KUBEFLOW_RULES}
+)
+PLATFORMS = tuple(RULES)
+DEFAULT_REGION = "us-central1"
+REDUCTION_MACHINE = "n1-highcpu-16"
+# [0-9], not \d: in a str pattern \d also matches '١٢٣', which is no project number.
+_PROJECT = re.compile(r"[0-9]+|[a-z][a-z0-9-]{4,28}[a-z0-9]")
+_REGION = re.compile(r"[a-z]+(-[a-z0-9]+)+")
+
+
+@dataclass(frozen=True)
+class JobOptions:
+    """A checked job, before it is rendered for a platform."""
+
+    platform: str
+    name: str
+    pools: tuple[Pool, ...]
+    """Chief, workers, ps and evaluators, in that order; a role with no replicas has count 0."""
+    command: tuple[str, ...] = ()
+    """Replaces the image's ENTRYPOINT; empty keeps it."""
+    args: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    labels: tuple[tuple[str, str], ...] = ()
+    region: str = DEFAULT_REGION
+    project: str | None = None
+    output_dir: str | None = None
+    service_account: str | None = None
+    network: str | None = None
+    timeout: int | None = None
+    restart_job: bool = False
+    reduction_servers: int = 0
+    reduction_machine_type: str = REDUCTION_MACHINE
+    study: Study | None = None
+    use_chief: bool = True
+    framework: str | None = None
+    """The plugin whose Kubeflow job this is (its declaration names the kind)."""
+    runtime: str | None = None
+    """Kubeflow Trainer v2: the ClusterTrainingRuntime of a TrainJob; None for a v1 job."""
+    namespace: str = "default"
+    python_package: str | None = None
+    """Vertex's pre-built containers: the package's gs:// URI, or its local folder to stage."""
+    python_module: str | None = None
+    executor_image: str | None = None
+    staging: str | None = None
+    """Where a local --python-package is staged (gs://)."""
+
+    def pool(self, role: str) -> Pool:
+        """The pool of `role`."""
+        return next(p for p in self.pools if p.role == role)
+
+    def count(self, role: str) -> int:
+        """How many replicas `role` has."""
+        return self.pool(role).count
+
+    @classmethod
+    def from_options(
+        cls,
+        platform: str,
+        argv: Sequence[str] = (),
+        *,
+        name: str | None = None,
+        workers: int = 0,
+        ps: int = 0,
+        evaluators: int = 0,
+        image: str | None = None,
+        machine_type: str | None = None,
+        accelerator: str | None = None,
+        role_images: Mapping[str, str] | None = None,
+        role_machine_types: Mapping[str, str] | None = None,
+        role_accelerators: Mapping[str, str] | None = None,
+        reduction_servers: int = 0,
+        reduction_server_machine_type: str | None = None,
+        region: str | None = None,
+        project: str | None = None,
+        output_dir: str | None = None,
+        service_account: str | None = None,
+        network: str | None = None,
+        timeout: str | None = None,
+        restart_job: bool = False,
+        env: Sequence[str] = (),
+        labels: Sequence[str] = (),
+        study: str | None = None,
+        use_chief: bool = True,
+        flags_only: bool = False,
+        framework: str | None = None,
+        trainjob: str | None = None,
+        namespace: str | None = None,
+        python_package: str | None = None,
+        python_module: str | None = None,
+        executor_image: str | None = None,
+        staging: str | None = None,
+    ) -> JobOptions:
+        """Check the job `vtrain submit PLATFORM` would send; all problems are raised together.
+
+        `argv` is what follows ``--``; per-role mappings go from a role (chief,
+        worker, ps, evaluator) to that role's image, machine type or accelerator text.
+        """
+        if platform not in RULES:
+            raise UsageError(
+                "unknown platform", source="PLATFORM", value=platform, expected=" or ".join(RULES)
+            )
+        request = JobRequest(
+            platform=platform,
+            argv=tuple(argv),
+            name=name,
+            workers=workers,
+            ps=ps,
+            evaluators=evaluators,
+            image=image,
+            machine_type=machine_type,
+            accelerator=accelerator,
+            role_images=dict(role_images or {}),
+            role_machine_types=dict(role_machine_types or {}),
+            role_accelerators=dict(role_accelerators or {}),
+            reduction_servers=reduction_servers,
+            reduction_server_machine_type=reduction_server_machine_type,
+            region=region,
+            project=project,
+            output_dir=output_dir,
+            service_account=service_account,
+            network=network,
+            timeout=timeout,
+            restart_job=restart_job,
+            env=tuple(env),
+            labels=tuple(labels),
+            study=study,
+            use_chief=use_chief,
+            flags_only=flags_only,
+            framework=framework,
+            trainjob=trainjob,
+            namespace=namespace,
+            python_package=python_package,
+            python_module=python_module,
+            executor_image=executor_image,
+            staging=staging,
+        )
+        return cls._checked(request)
+
+    @classmethod
+    def _checked(cls, request: JobRequest) -> JobOptions:
+        rules = RULES[request.platform]
+        problems = Problems(request.platform)
+        pools = build_pools(request, rules.default_machine, problems)
+        command, job_args = split_command(request.argv)
+        env, errors = parse_pairs("--env", request.env, env=True)
+        problems.add(*errors)
+        labels, errors = parse_pairs("--label", request.labels, env=False)
+        problems.add(*errors)
+        region = request.region or DEFAULT_REGION
+        if not _REGION.fullmatch(region):
+            problems.bad("--region", "not a region", region, "e.g. us-central1")
+        if request.project is not None and not _PROJECT.fullmatch(request.project):
+            problems.bad(
+                "--project", "not a project number or id", request.project,
+                "digits, or 6-30 lowercase letters, digits and '-' starting with a letter",
+            )  # fmt: skip
+        timeout = None
+        if request.timeout is not None:
+            try:
+                timeout = parse_duration(request.timeout, "--timeout")
+            except VtrainError as e:
+                problems.add(e)
+        for platform, other in RULES.items():
+            if platform != request.platform:
+                other.elsewhere(request, problems)
+        study = read_request_study(request, problems)
+        rules.check(request, study, problems)
+        problems.raise_all()
+        return cls(
+            platform=request.platform,
+            name=request.name or default_name(rules.name_separator),
+            pools=pools,
+            command=command,
+            args=job_args,
+            env=env,
+            labels=labels,
+            region=region,
+            project=request.project,
+            output_dir=request.output_dir.rstrip("/") if request.output_dir else None,
+            service_account=request.service_account,
+            network=request.network,
+            timeout=timeout,
+            restart_job=request.restart_job,
+            reduction_servers=request.reduction_servers,
+            reduction_machine_type=request.reduction_server_machine_type or REDUCTION_MACHINE,
+            study=study,
+            use_chief=request.use_chief,
+            framework=request.framework,
+            runtime=request.trainjob,
+            namespace=request.namespace or "default",
+            python_package=request.python_package,
+            python_module=request.python_module,
+            executor_image=request.executor_image,
+            staging=request.staging,
+        )
+
+
+def default_name(separator: str = "-") -> str:
+    """A job name from the clock: ``vtrain-20250102-030405`` (AI Platform: ``_`` for ``-``)."""
+    return time.strftime("vtrain-%Y%m%d-%H%M%S").replace("-", separator)

@@ -1,0 +1,75 @@
+"""The problems of one command line, collected to be raised together, and each engine's `Rules`.
+
+`JobOptions.from_options` runs the shared checks and then the chosen engine's
+`Rules.check`; every other engine's `Rules.elsewhere` refuses the options only
+that engine has. Checks several engines share are here too.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from vtrain.errors import UsageError, VtrainError, raise_all
+from vtrain.submit.request import JobRequest
+from vtrain.tune.study import Study
+
+_CLOUD_STORAGE = re.compile(r"gs://[a-z0-9][a-z0-9._-]{1,220}(/.*)?")
+
+
+class Problems:
+    """Every problem found in one command line for `platform`."""
+
+    def __init__(self, platform: str) -> None:
+        self.platform = platform
+        self.errors: list[VtrainError] = []
+
+    def bad(
+        self, flag: str, problem: str, value: Any, expected: str, hint: str | None = None
+    ) -> None:
+        """One problem with `flag`."""
+        self.errors.append(
+            UsageError(problem, source=flag, value=value, expected=expected, hint=hint)
+        )
+
+    def add(self, *errors: VtrainError) -> None:
+        """Problems found by a reader that raises (a study file, a flag's value)."""
+        self.errors.extend(errors)
+
+    def refuse(self, flag: str, value: Any, why: str, expected: str | None = None) -> None:
+        """Refuse a flag this platform cannot express; nothing when it was not given."""
+        if value not in (None, False, 0, [], (), {}):
+            self.bad(flag, why, value, expected or f"no {flag} with {self.platform}")
+
+    def job_name(self, name: str, pattern: re.Pattern[str], says: str) -> None:
+        """Refuse a job name the platform would refuse."""
+        if not pattern.fullmatch(name):
+            self.bad("--name", f"not a {self.platform} job name", name, says)
+
+    def cloud_storage(self, output_dir: str | None) -> None:
+        """Refuse an --output-dir that is not gs://: the service writes there itself."""
+        if output_dir is not None and not _CLOUD_STORAGE.fullmatch(output_dir):
+            self.bad(
+                "--output-dir", "not a Cloud Storage URI", output_dir, "gs://BUCKET/PATH",
+                hint=f"{self.platform} writes the model and checkpoints to Cloud Storage",
+            )  # fmt: skip
+
+    def raise_all(self) -> None:
+        """Raise nothing, the one problem, or all of them together."""
+        raise_all(self.errors)
+
+
+@dataclass(frozen=True)
+class Rules:
+    """One engine's checks of a command line, beside the shared ones."""
+
+    check: Callable[[JobRequest, Study | None, Problems], None]
+    """What this platform cannot run, given the request and its study (already read)."""
+    elsewhere: Callable[[JobRequest, Problems], None]
+    """Refuse, on another platform, the options that only this one has."""
+    default_machine: str | None
+    """The machine of a role without --machine-type; None: the cluster's nodes."""
+    name_separator: str = "-"
+    """Between the words of a job name made from the clock."""

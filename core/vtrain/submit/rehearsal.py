@@ -1,0 +1,78 @@
+"""What every engine's rehearsal shares: the result, each replica's command, a trial's flags.
+
+A rehearsal is the `Plan.from_options` arguments that reproduce a job on this
+machine; each engine reads its own document into one (`<engine>/rehearse.py`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from vtrain.cluster.fields import natural
+from vtrain.errors import UsageError
+from vtrain.tune.study import Study
+
+
+class Rehearsal:
+    """What `vtrain local run --job` runs: the plan's options, and notes for the user."""
+
+    def __init__(self, options: dict[str, Any], notes: list[str]) -> None:
+        self.options = options
+        self.notes = notes
+
+
+def replica_command(
+    role: str, command: Sequence[str], args: Sequence[str], local: Sequence[str], source: str
+) -> list[str]:
+    """What a replica of `role` runs here: the local command, or the pool's own, then its args."""
+    if local:
+        # The image's entrypoint (or the pool's command) is what runs the script there;
+        # here the local command stands in for it, and the job's args follow as they would.
+        return [*local, *args]
+    if not command:
+        raise UsageError(
+            f"the {role} pool runs its image's ENTRYPOINT, which is not on this machine",
+            source="COMMAND",
+            value=source,
+            expected="the local command after --, e.g. -- python train.py",
+        )
+    return [*command, *args]
+
+
+def trial_flags(study: Study, trial: str) -> list[str]:
+    """The flags the tuning service appends for `trial`: a grid point, or a seeded draw."""
+    from vtrain.tune.samplers import GridSampler, RandomSampler
+
+    number = int(trial)
+    # A rehearsal must not need optuna: the model-based search's first draws are random too.
+    sampler = GridSampler(study) if study.algorithm == "GRID_SEARCH" else RandomSampler(study, 0)
+    values = sampler.suggest(number)
+    if values is None:
+        raise UsageError(
+            "beyond the study's grid",
+            source="--trial",
+            value=trial,
+            expected=f"1 to {GridSampler(study).size}",
+        )
+    by_id = {p.parameter_id: p for p in study.parameters}
+    return [by_id[k].flag(v) for k, v in values.items()]
+
+
+def trial(study: Study | None, trial: str | None) -> tuple[str | None, list[str], dict[str, str]]:
+    """(trial id, its flags, its variables) of a tuning job's trial; nothing for other jobs."""
+    if study is None:
+        if trial is not None:
+            raise UsageError(
+                "the job is not a tuning job",
+                source="--trial",
+                value=trial,
+                expected="no --trial, or a HyperparameterTuningJob / "
+                "config.yaml with hyperparameters",
+            )
+        return None, [], {}
+    trial = trial or "1"
+    number = natural(trial)
+    if number is None or number < 1:
+        raise UsageError("not a trial number", source="--trial", value=trial, expected="1, 2, ...")
+    return trial, trial_flags(study, trial), {"CLOUD_ML_HP_METRIC_TAG": study.metric.metric_id}

@@ -1,0 +1,109 @@
+"""The values of `vtrain submit` flags read from their text: accelerators, durations, NAME=VALUE.
+
+Each reader names the flag in its error, with the value and what was expected.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from vtrain.cluster.fields import MAX_DIGITS, natural
+from vtrain.errors import UsageError, VtrainError
+
+# What the platform sets on each replica: a value given with --env would be overwritten
+# there, or would lie to the reader here.
+PLATFORM_OWNED = re.compile(
+    r"CLUSTER_SPEC|TF_CONFIG|MASTER_ADDR|MASTER_PORT|WORLD_SIZE|RANK|AIP_\w*|CLOUD_ML_\w*"
+)
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Vertex and AI Platform labels: lowercase letters, digits, '_' and '-', at most 63 each.
+_LABEL_KEY = re.compile(r"[a-z][a-z0-9_-]{0,62}")
+_LABEL_VALUE = re.compile(r"[a-z0-9_-]{0,63}")
+_DURATION = re.compile(rf"([0-9]{{1,{MAX_DIGITS}}})([smhd]?)")
+_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+@dataclass(frozen=True)
+class Accelerator:
+    """An accelerator attached to every replica of a pool: its type and how many."""
+
+    type: str
+    count: int
+    flag: str = field(default="--accelerator", compare=False)
+    """The flag that asked for it, for errors found later (an unknown type)."""
+
+
+def parse_accelerator(text: str, flag: str) -> Accelerator | None:
+    """Read ``TYPE:COUNT``, ``TYPE`` (one) or ``none``."""
+    expected = "TYPE:COUNT, e.g. NVIDIA_TESLA_T4:2, or none"
+    if text.lower() == "none":
+        return None
+    kind, _, count_text = text.partition(":")
+    if not kind or kind.isdigit():
+        raise UsageError(
+            "an accelerator count with no accelerator type", source=flag, value=text,
+            expected=expected,
+        )  # fmt: skip
+    if not count_text:
+        return Accelerator(kind, 1, flag)
+    count = natural(count_text)
+    if count is None or count < 1:
+        raise UsageError("not an accelerator count", source=flag, value=text, expected=expected)
+    return Accelerator(kind, count, flag)
+
+
+def parse_duration(text: str, flag: str) -> int:
+    """Seconds from ``3600``, ``3600s``, ``90m``, ``2h`` or ``7d``."""
+    match = _DURATION.fullmatch(text.strip())
+    if match is None or int(match[1]) == 0:
+        raise UsageError(
+            "not a duration", source=flag, value=text, expected="a positive 3600, 3600s, 90m or 2h"
+        )
+    return int(match[1]) * _SECONDS[match[2]]
+
+
+def split_command(argv: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``-- CMD ARGS`` -> (command, args); ``-- --flag ...`` keeps the image's entrypoint."""
+    words = list(argv)
+    if words[:1] == ["--"]:
+        words = words[1:]
+    if not words:
+        return (), ()
+    # Flags first: they are the arguments of the image's own ENTRYPOINT.
+    if words[0].startswith("-"):
+        return (), tuple(words)
+    return (words[0],), tuple(words[1:])
+
+
+def parse_pairs(
+    flag: str, items: Sequence[str], *, env: bool
+) -> tuple[tuple[tuple[str, str], ...], list[VtrainError]]:
+    """The ``NAME=VALUE`` items of --env (variables) or --label (labels), and their problems."""
+    found: dict[str, str] = {}
+    errors: list[VtrainError] = []
+
+    def bad(problem: str, value: str, expected: str, hint: str | None = None) -> None:
+        errors.append(UsageError(problem, source=flag, value=value, expected=expected, hint=hint))
+
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep:
+            bad("not NAME=VALUE", item, "NAME=VALUE")
+            continue
+        if env and not _ENV_NAME.fullmatch(key):
+            bad("not a variable name", key, "letters, digits and '_'")
+        elif env and PLATFORM_OWNED.fullmatch(key):
+            bad(
+                "the platform sets this variable on every replica", key, "a variable of your own",
+                hint="vtrain reads the platform's value",
+            )  # fmt: skip
+        elif not env and not (_LABEL_KEY.fullmatch(key) and _LABEL_VALUE.fullmatch(value)):
+            bad(
+                "not a label", item,
+                "key and value of lowercase letters, digits, '_' or '-' (key starts "
+                "with a letter, each at most 63)",
+            )  # fmt: skip
+        found[key] = value
+    return tuple(found.items()), errors

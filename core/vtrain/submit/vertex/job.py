@@ -1,0 +1,113 @@
+"""A Vertex AI CustomJob or HyperparameterTuningJob document, checked with the SDK's own types.
+
+The document is Vertex's REST JSON (camelCase). `parse` reads it into the
+SDK's `aiplatform_v1` message, which refuses unknown fields and enum values,
+then checks Vertex's rules for worker pools, which the types alone do not.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from vtrain.cluster.roles import CHIEF, EVALUATOR, PS, WORKER
+from vtrain.errors import ConfigError, VtrainError, raise_all
+from vtrain.submit import sdk
+from vtrain.submit.document import JobDocument
+
+CUSTOM_JOB = "CustomJob"
+TUNING_JOB = "HyperparameterTuningJob"
+# Pool positions are fixed: 0 the primary replica, 1 workers, 2 ps or Reduction Server,
+# 3 evaluators.
+POOL_ROLES = (CHIEF, WORKER, PS, EVALUATOR)
+MAX_POOLS = len(POOL_ROLES)
+SHAPE = "jobSpec (CustomJob), trialJobSpec (HyperparameterTuningJob)"
+
+
+def parse(kind: str, document: Any, *, source: str) -> Any:
+    """The SDK message of `document`; unknown fields, bad enums and bad pools are refused."""
+    types = sdk.vertex_types()
+    message_class = types.CustomJob if kind == CUSTOM_JOB else types.HyperparameterTuningJob
+    parse_error = sdk.json_format().ParseError
+    try:
+        message = message_class.from_json(json.dumps(document), ignore_unknown_fields=False)
+    except (parse_error, ValueError, TypeError) as e:
+        raise ConfigError(
+            f"not a valid {kind}: {str(e).splitlines()[0]}", source=source,
+            hint="the SDK's aiplatform_v1 types refused it",
+        ) from None  # fmt: skip
+    spec_field = "job_spec" if kind == CUSTOM_JOB else "trial_job_spec"
+    check_pools(getattr(message, spec_field), kind, source)
+    return message
+
+
+def check_pools(spec: Any, kind: str, source: str) -> None:
+    """Vertex's rules for worker pools, which the message types alone do not enforce."""
+    where = ("jobSpec" if kind == CUSTOM_JOB else "trialJobSpec") + ".workerPoolSpecs"
+    errors: list[VtrainError] = []
+
+    def bad(path: str, problem: str, value: Any, expected: str) -> None:
+        errors.append(
+            ConfigError(problem, source=source, path=path, value=value, expected=expected)
+        )
+
+    pools = list(spec.worker_pool_specs)
+    if not pools:
+        bad(where, "no worker pools", [], "at least the primary pool (workerPoolSpecs[0])")
+    if len(pools) > MAX_POOLS:
+        bad(
+            where,
+            "too many worker pools",
+            len(pools),
+            "at most 4: primary, workers, ps, evaluators",
+        )
+    if pools and pools[0].replica_count != 1:
+        bad(
+            f"{where}[0].replicaCount", "the primary pool (the chief) runs exactly one replica",
+            pools[0].replica_count, "1; put the other replicas in workerPoolSpecs[1]",
+        )  # fmt: skip
+    for i, pool in enumerate(pools):
+        machine = pool.machine_spec
+        if machine.accelerator_count and not machine.accelerator_type:
+            bad(
+                f"{where}[{i}].machineSpec.acceleratorCount",
+                "an accelerator count with no accelerator type", machine.accelerator_count,
+                "acceleratorType beside it, e.g. NVIDIA_TESLA_T4",
+            )  # fmt: skip
+        empty = not pool.replica_count and not pool.container_spec.image_uri
+        if i and empty:
+            continue
+        if not pool.container_spec.image_uri and not pool.python_package_spec.executor_image_uri:
+            bad(f"{where}[{i}]", "no image", None, "containerSpec.imageUri or pythonPackageSpec")
+        if not pool.replica_count:
+            bad(f"{where}[{i}].replicaCount", "a pool with no replicas", 0, "1 or more, or {}")
+    raise_all(errors)
+
+
+def _has(document: Mapping[str, Any], *names: str) -> bool:
+    return any(n in document for n in names)
+
+
+def recognizes(document: Mapping[str, Any]) -> bool:
+    """True for a CustomJob, a HyperparameterTuningJob or a bare CustomJobSpec."""
+    return _has(
+        document, "jobSpec", "job_spec", "trialJobSpec", "trial_job_spec", "studySpec",
+        "study_spec", "workerPoolSpecs", "worker_pool_specs",
+    )  # fmt: skip
+
+
+def load(document: dict[str, Any], source: str, name: str) -> JobDocument:
+    """Check a Vertex job file's document; written back as the SDK reads it."""
+    if _has(document, "workerPoolSpecs", "worker_pool_specs"):
+        # A bare CustomJobSpec, as `gcloud ai custom-jobs create --config` takes it.
+        document = {"displayName": name, "jobSpec": document}
+    tuning = _has(document, "trialJobSpec", "trial_job_spec", "studySpec", "study_spec")
+    kind = TUNING_JOB if tuning else CUSTOM_JOB
+    message = parse(kind, {"displayName": name, **document}, source=source)
+    return JobDocument("vertex", kind, sdk.message_to_dict(message), source)
+
+
+def rename(document: dict[str, Any], name: str) -> dict[str, Any]:
+    """The document with `name` as its display name (--name with --job)."""
+    return {**document, "displayName": name}

@@ -1,0 +1,91 @@
+"""Vertex's rules for a command line: its job names, Reduction Server and pre-built containers.
+
+What only Vertex has (a Reduction Server, restarting the whole job,
+pre-built containers) is refused on the other platforms from here.
+"""
+
+from __future__ import annotations
+
+import re
+
+from vtrain.errors import VtrainError
+from vtrain.submit.problems import Problems, Rules
+from vtrain.submit.request import JobRequest
+from vtrain.submit.vertex.staging import planned_uri
+from vtrain.tune.study import Study
+
+DEFAULT_MACHINE = "n1-standard-4"
+NAME = re.compile(r"\S.{0,127}")
+NAME_SAYS = "1 to 128 characters"
+
+
+def check(request: JobRequest, study: Study | None, problems: Problems) -> None:
+    """Refuse what a CustomJob cannot run."""
+    if request.name is not None:
+        problems.job_name(request.name, NAME, NAME_SAYS)
+    problems.cloud_storage(request.output_dir)
+    if request.reduction_servers and request.ps:
+        problems.bad(
+            "--reduction-servers", "Vertex's pool 2 holds parameter servers or a Reduction "
+            "Server, not both", {"ps": request.ps, "reduction_servers": request.reduction_servers},
+            "--ps or --reduction-servers",
+        )  # fmt: skip
+    if request.reduction_servers < 0:
+        problems.bad(
+            "--reduction-servers", "cannot be negative", request.reduction_servers, "0 or more"
+        )
+    _python_package(request, problems)
+
+
+def elsewhere(request: JobRequest, problems: Problems) -> None:
+    """Refuse Vertex's own options on another platform."""
+    problems.refuse(
+        "--reduction-servers", request.reduction_servers, "only Vertex runs a Reduction Server"
+    )
+    problems.refuse(
+        "--restart-job-on-worker-restart", request.restart_job,
+        "only Vertex restarts a whole job when one replica restarts",
+    )  # fmt: skip
+    if request.python_package or request.python_module or request.executor_image:
+        problems.bad(
+            "--python-package", "only Vertex runs pre-built containers", request.python_package,
+            "vertex",
+        )  # fmt: skip
+
+
+def _python_package(request: JobRequest, problems: Problems) -> None:
+    """--python-package, --python-module and --executor-image: all three, and nothing else."""
+    package, module, executor = (
+        request.python_package,
+        request.python_module,
+        request.executor_image,
+    )
+    if not (package or module or executor):
+        return
+    for flag, value in (("--python-package", package), ("--python-module", module),
+                        ("--executor-image", executor)):  # fmt: skip
+        if not value:
+            problems.bad(flag, "missing", None, "--python-package, --python-module and "
+                         "--executor-image together")  # fmt: skip
+    if request.image:
+        problems.bad("--image", "a pre-built container job runs --executor-image", request.image,
+                     "no --image with --python-package")  # fmt: skip
+    if request.command:
+        problems.bad("COMMAND", "the executor runs `python -m MODULE ARGS`", request.command[0],
+                     "-- --flag ... (the module's arguments only)")  # fmt: skip
+    if not package or package.startswith("gs://"):
+        return
+    staging = request.staging
+    if not staging or not staging.startswith("gs://"):
+        problems.bad("--staging", "a local package must be staged to Cloud Storage", staging,
+                     "gs://BUCKET/PATH")  # fmt: skip
+        return
+    # Built now, once: a package that does not build is refused before anything is sent,
+    # and the URI the render shows is the one a real submit uploads.
+    try:
+        planned_uri(package, staging)
+    except VtrainError as e:
+        problems.add(e)
+
+
+RULES = Rules(check=check, elsewhere=elsewhere, default_machine=DEFAULT_MACHINE)
