@@ -64,11 +64,13 @@ def main() -> None:
     args = parser.parse_args()
 
     handle = vtrain.plugins.get("pytorch").configure()
-    if not handle.in_world:
+    if handle.rank is None:
         print(f"{handle.role} replica: not part of the training world, nothing to do")
         return
     torch.manual_seed(0)
     model = Regression(args.learning_rate)
+    # Lightning saves and resumes its Trainer itself: the options route its checkpoints through
+    # handle.checkpoints and "train_loss" through handle.report.
     options = trainer_options(handle=handle, monitor="train_loss")
     trainer = L.Trainer(max_epochs=args.epochs, enable_progress_bar=False, **options)
     dataset = synthetic_data(args.samples)
@@ -80,7 +82,7 @@ def main() -> None:
     print(f"global rank {trainer.global_rank} of {trainer.world_size}, "
           f"node {trainer.node_rank}", flush=True)  # fmt: skip
     print("final parameters " + json.dumps(params), flush=True)
-    handle.save_model(model)  # the chief writes AIP_MODEL_DIR (gs:// included)
+    handle.save_model(model)  # the leader writes AIP_MODEL_DIR (gs:// included)
     handle.barrier()
     handle.close()
     vtrain.print_outputs()  # run alone: where the model, checkpoints, logs and metric are

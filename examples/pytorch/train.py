@@ -26,8 +26,6 @@ vtrain.one_line_errors()
 import torch
 from torch.utils.data import DataLoader, TensorDataset
 
-from vtrain_pytorch.state import TrainingState
-
 FEATURES = 8
 
 
@@ -51,7 +49,7 @@ def main() -> None:
     args = parser.parse_args()
 
     handle = vtrain.plugins.get("pytorch").configure()
-    if not handle.in_world:
+    if handle.rank is None:
         print(f"{handle.role} replica: not part of the torch world, nothing to do")
         return
     if args.global_batch_size % handle.world_size:
@@ -61,11 +59,12 @@ def main() -> None:
     model = torch.nn.Linear(FEATURES, 1)
     optimizer = torch.optim.SGD(model.parameters(), lr=args.learning_rate)
     # The newest 3 steps are enough to resume; older ones would only fill the disk.
-    state = TrainingState(model, optimizer, keep=3, is_leader=handle.is_leader)
-    step = state.restore() or 0
-    where = state.manager.directory
+    handle.checkpoints.retain(keep=3)
+    resumed = handle.resume(model, optimizer)  # every replica loads the same committed step
+    step = resumed.done
+    where = handle.checkpoints.directory
     print(f"rank {handle.rank}/{handle.world_size}: starting at step {step} ({where})", flush=True)
-    if step:
+    if resumed:
         print(f"resumed from step {step}", flush=True)
 
     ddp = handle.wrap(model)
@@ -86,7 +85,7 @@ def main() -> None:
             optimizer.step()
             step += 1
             if step % args.checkpoint_every == 0 or step == args.steps:
-                state.save(step)
+                handle.save_checkpoint(step, model, optimizer)  # the leader, in the background
             time.sleep(args.step_delay)
             if step >= args.steps:
                 break
@@ -94,13 +93,13 @@ def main() -> None:
     with torch.no_grad():
         x, y = (t.to(handle.device) for t in dataset.tensors)
         loss = torch.nn.functional.mse_loss(model(x), y)
-    vtrain.hypertune.report(loss.item(), tag="loss", step=step)
-    handle.save_model(model)  # the chief writes AIP_MODEL_DIR (gs:// included)
+    handle.report(loss.item(), tag="loss", step=step)  # the tuning metric, from the leader
+    handle.save_model(model)  # the leader writes AIP_MODEL_DIR (gs:// included)
     params = torch.cat([p.detach().flatten() for p in model.parameters()]).tolist()
     print(f"final loss {loss.item():.6f}", flush=True)
     print("final parameters " + json.dumps(params), flush=True)
     handle.barrier()  # every replica has printed before the chief ends the job
-    handle.close()
+    handle.close()  # the last checkpoint is committed before the process group goes
     vtrain.print_outputs()  # run alone: where the model, checkpoints, logs and metric are
 
 

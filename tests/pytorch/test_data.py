@@ -44,8 +44,10 @@ def env_of(role: str) -> dict[str, str]:
     return {"TF_CONFIG": tf_config(CLUSTER, role, 0)}
 
 
-def handle_of(info: ClusterInfo, world: World | None) -> TorchHandle:
-    return TorchHandle(info=info, is_leader=False, world=world, backend=None, device=None)
+def handle_of(info: ClusterInfo, world: World | None, environ: dict[str, str]) -> TorchHandle:
+    return TorchHandle(
+        info=info, is_leader=False, world=world, backend=None, device=None, environ=environ
+    )
 
 
 # Fork starts fresh workers each epoch; spawn (slow: each worker imports torch) keeps its
@@ -92,7 +94,7 @@ def test_a_real_single_process_handle_reads_everything(tmp_path: Path) -> None:
     every = write_split(tmp_path, "training", 2, 3)
     env = {"AIP_TRAINING_DATA_URI": str(tmp_path / "*.jsonl")}
     handle = vtrain.plugins.get("pytorch").configure(environ=env)
-    dataset = handle.dataset(environ=env)
+    dataset = handle.dataset()
     assert (dataset.share.rank, dataset.share.world_size) == (handle.rank, handle.world_size)
     rows = list(DataLoader(dataset, batch_size=None, num_workers=2))
     assert sorted(f"{r['file']}:{r['row']}" for r in rows) == sorted(flat(every))
@@ -104,7 +106,7 @@ def test_the_share_follows_torch_ranks_with_several_processes_per_machine(tmp_pa
     write_split(tmp_path, "training", 8, 1)
     info = ClusterInfo.from_env(env_of("worker"))
     world = World.from_cluster(info, nproc_per_node=2, local_rank=1)
-    share = handle_of(info, world).dataset(uri=str(tmp_path / "*"), environ={}).share
+    share = handle_of(info, world, {}).dataset(uri=str(tmp_path / "*")).share
     assert (share.rank, share.world_size) == (3, 4)
     assert [Path(f).name for f in share.files] == ["training-00003.jsonl", "training-00007.jsonl"]
 
@@ -119,7 +121,7 @@ def test_off_the_world_vtrain_data_decides(
     write_split(tmp_path, split, 3, 1)
     env = {**env_of(role), "AIP_TRAINING_DATA_URI": str(tmp_path / "*"),
            "AIP_VALIDATION_DATA_URI": str(tmp_path / "*")}  # fmt: skip
-    dataset = handle_of(ClusterInfo.from_env(env), None).dataset(split, environ=env)
+    dataset = handle_of(ClusterInfo.from_env(env), None, env).dataset(split)
     assert len(list(DataLoader(dataset, batch_size=None, num_workers=2))) == reads
 
 
@@ -136,10 +138,11 @@ def test_off_the_world_vtrain_data_decides(
 )
 def test_bad_arguments_are_named(tmp_path: Path, options: dict[str, object], named: str) -> None:
     write_split(tmp_path, "training", 1, 1)
-    handle = handle_of(ClusterInfo.from_env({}), World.from_cluster(ClusterInfo.from_env({})))
+    info = ClusterInfo.from_env({})
+    handle = handle_of(info, World.from_cluster(info), {})
     options = {"uri": str(tmp_path / "*"), **options}
     with pytest.raises(UsageError, match=rf"^{named}: "):
-        handle.dataset(environ={}, **options)  # type: ignore[arg-type]
+        handle.dataset(**options)  # type: ignore[arg-type]
 
 
 def test_a_dataset_needs_a_share() -> None:

@@ -82,7 +82,7 @@ def test_manager_options_beside_a_manager_are_refused(tmp_path: Path) -> None:
 
 
 def test_a_lightning_checkpoint_is_refused_not_loaded(tmp_path: Path) -> None:
-    from vtrain_pytorch.writer import LIGHTNING, record
+    from vtrain_pytorch.provenance import LIGHTNING, record
 
     manager = CheckpointManager(tmp_path, is_leader=True, environ={})
 

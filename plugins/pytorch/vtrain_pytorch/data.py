@@ -37,7 +37,7 @@ def check_options(format: object, transform: object, check_crc: object) -> None:
         )
 
 
-class ShareDataset(IterableDataset[Any]):
+class ShareDataset(IterableDataset[Any]):  # type: ignore[misc]
     """The records of `share`, each through `transform`; DataLoader workers read disjoint parts.
 
     Records are dicts (JSON Lines, CSV) or bytes (TFRecord); see `vtrain.data.read_share`.

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import os
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from vtrain.plugins.base import Handle
+from vtrain.plugins.handle import Handle, Resumed
 from vtrain_pytorch.world import World
 
 if TYPE_CHECKING:
     from vtrain_pytorch.data import ShareDataset
+    from vtrain_pytorch.state import TrainingState
 
 
 @dataclass(frozen=True)
@@ -18,6 +20,8 @@ class TorchHandle(Handle):
     """Rank, world size, device and helpers; `world` is None off the training world.
 
     `rank` and `world_size` count processes, as torch does (the cluster counts machines).
+    Checkpoints hold a model, its optimizer and the step (`save_checkpoint`, `resume`);
+    `save_model` writes the weights as model.pt.
     """
 
     world: World | None
@@ -25,6 +29,8 @@ class TorchHandle(Handle):
     """gloo or nccl; None when no process group was made (one process, or not a trainer)."""
     device: Any
     """The torch.device this process should put its model on."""
+
+    model_name: ClassVar[str] = "model.pt"
 
     @property
     def in_world(self) -> bool:
@@ -72,33 +78,22 @@ class TorchHandle(Handle):
         by_record: bool = False,
         check_crc: bool = True,
         uri: str | None = None,
-        environ: Mapping[str, str] | None = None,
-        gcs_mount: str | None = None,
-        fuse: bool | None = None,
+        client: Any = None,
     ) -> ShareDataset:
-        """This process's share of `split` as an IterableDataset that DataLoader workers split.
+        """This process's `share` of `split` as an IterableDataset that DataLoader workers split.
 
         Shared by `rank` among `world_size` processes, as torch counts them (also with
         several processes per machine). Off the world, vtrain.data's placement decides:
         an evaluator reads the validation split whole, anything else reads nothing.
+        `by_record`, `uri`, `client`: as `share`.
         """
-        from vtrain.data import files
         from vtrain_pytorch.data import ShareDataset, check_options
 
         # Checked before the files are listed: a typo fails at once, not after a slow listing.
         check_options(format, transform, check_crc)
-        place = {} if self.world is None else {"rank": self.rank, "world_size": self.world_size}
-        share = files(
-            split,
-            by_record=by_record,
-            uri=uri,
-            environ=environ,
-            gcs_mount=gcs_mount,
-            fuse=fuse,
-            **place,
-        )
+        share = self.share(split, by_record=by_record, uri=uri, client=client)
         return ShareDataset(
-            share, format=format, transform=transform, check_crc=check_crc, environ=environ
+            share, format=format, transform=transform, check_crc=check_crc, environ=self.environ
         )
 
     def wrap(self, model: Any, **ddp_options: Any) -> Any:
@@ -112,28 +107,47 @@ class TorchHandle(Handle):
             ddp_options.setdefault("device_ids", [self.device.index])
         return DistributedDataParallel(model, **ddp_options)
 
-    def save_model(self, model: Any, name: str = "model.pt") -> str | None:
-        """Write the model's weights to AIP_MODEL_DIR from the leader; return where, else None.
+    # -- checkpoints and the model ----------------------------------------------------------
 
-        Written to a local file first, then put in place through vtrain's storage, so a
-        gs:// model directory works with or without the /gcs/ mount.
+    def resume(self, model: Any, optimizer: Any = None) -> Resumed:
+        """Load the newest committed step of `checkpoints` into `model` (and `optimizer`).
+
+        Every replica loads the same step. `done` is the step (continue from
+        there), `uri` its folder, `extra` what `save_checkpoint` saved beside it;
+        a fresh start is falsy, with `done` 0 and the model untouched.
         """
-        if not self.is_leader:
-            return None
-        import tempfile
+        return self._state(model, optimizer).resume()
 
+    def save_checkpoint(
+        self,
+        step: int,
+        model: Any,
+        optimizer: Any = None,
+        *,
+        blocking: bool = False,
+        **extra: Any,
+    ) -> str | None:
+        """Commit `step` of `model`, `optimizer` and `extra` from the leader; its folder, else None.
+
+        The state is copied to CPU memory and committed in the background unless
+        `blocking`; the next save and `close()` wait for it.
+        """
+        return self._state(model, optimizer).save(step, blocking=blocking, **extra)
+
+    def _state(self, model: Any, optimizer: Any) -> TrainingState:
+        from vtrain_pytorch.state import TrainingState
+
+        # The handle's one manager: a save waits for the last, and close() for the lot.
+        return TrainingState(model, optimizer, manager=self.checkpoints)
+
+    def write_model(self, model: Any, folder: str, name: str) -> str:
+        """The model's weights (`state_dict`, unwrapped from DDP) as `name` in `folder`."""
         import torch
 
-        from vtrain import RunContext
-        from vtrain.storage import open_location
+        torch.save(getattr(model, "module", model).state_dict(), os.path.join(folder, name))
+        return name
 
-        target = open_location(RunContext.from_env().model_dir)
-        target.makedirs()
-        with tempfile.TemporaryDirectory(prefix="vtrain-model-") as scratch:
-            local = f"{scratch}/{name}"
-            torch.save(getattr(model, "module", model).state_dict(), local)
-            target.upload(local, name)
-        return target.join(name).uri
+    # -- together, and the end --------------------------------------------------------------
 
     def barrier(self) -> None:
         """Wait for every process of the world (a no-op alone)."""
@@ -143,8 +157,12 @@ class TorchHandle(Handle):
             dist.barrier()
 
     def close(self) -> None:
-        """Destroy the process group, if this process made one."""
+        """Commit a pending background save, then destroy the process group this process made."""
         import torch.distributed as dist
 
-        if dist.is_available() and dist.is_initialized():
-            dist.destroy_process_group()
+        try:
+            if "checkpoints" in self.__dict__:  # made when first used; nothing to wait for else
+                self.checkpoints.close()
+        finally:
+            if dist.is_available() and dist.is_initialized():
+                dist.destroy_process_group()

@@ -27,7 +27,7 @@ def _count(text: str) -> int:
     if text == "gpu":
         import torch
 
-        return max(1, torch.cuda.device_count())
+        return max(1, int(torch.cuda.device_count()))
     if not text.isdigit() or int(text) < 1:
         raise UsageError(
             "not a count", source="--nproc-per-node", value=text, expected="N >= 1 or 'gpu'"

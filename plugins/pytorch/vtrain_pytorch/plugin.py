@@ -6,17 +6,17 @@ import os
 import warnings
 from collections.abc import Mapping, MutableMapping
 from datetime import timedelta
+from typing import Any
 
 from vtrain import ClusterInfo, UsageError
 from vtrain.plugins.base import KubeflowJob, Plugin
-from vtrain.plugins.wait import wait_for_chief
+from vtrain.plugins.wait import DEFAULT_WAIT, wait_for_chief
 from vtrain_pytorch.handle import TorchHandle
 from vtrain_pytorch.world import World
 
 # Replicas start minutes apart on Vertex; torch's own 10-minute default (30 for
 # gloo in recent releases) has killed jobs whose chief waited for a slow worker.
 DEFAULT_TIMEOUT = timedelta(minutes=60)
-DEFAULT_WAIT = timedelta(minutes=30)
 BACKENDS = ("gloo", "nccl")
 
 
@@ -40,6 +40,7 @@ class PyTorchPlugin(Plugin):
         *,
         nproc_per_node: int | None = None,
         local_rank: int | None = None,
+        **_: Any,
     ) -> dict[str, str | None]:
         """MASTER_ADDR, MASTER_PORT, WORLD_SIZE, RANK … for a trainer; nothing elsewhere."""
         if not info.is_trainer:
@@ -72,7 +73,12 @@ class PyTorchPlugin(Plugin):
         info = self.prepare(info, env, nproc_per_node=nproc_per_node, local_rank=local_rank)
         if not info.is_trainer:
             return TorchHandle(
-                info=info, is_leader=False, world=None, backend=None, device=torch.device("cpu")
+                info=info,
+                is_leader=False,
+                world=None,
+                backend=None,
+                device=torch.device("cpu"),
+                environ=env,
             )
 
         world = World.from_cluster(
@@ -97,7 +103,12 @@ class PyTorchPlugin(Plugin):
                 )
         if world.world_size == 1:
             return TorchHandle(
-                info=info, is_leader=is_leader, world=world, backend=None, device=device
+                info=info,
+                is_leader=is_leader,
+                world=world,
+                backend=None,
+                device=device,
+                environ=env,
             )
 
         import torch.distributed as dist
@@ -113,7 +124,7 @@ class PyTorchPlugin(Plugin):
                 timeout=timeout,
             )
         return TorchHandle(
-            info=info, is_leader=is_leader, world=world, backend=backend, device=device
+            info=info, is_leader=is_leader, world=world, backend=backend, device=device, environ=env
         )
 
 

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import copy
 import os
+from types import MappingProxyType
 from typing import Any
 
 from vtrain.checkpoints import CheckpointManager, Snapshot
 from vtrain.errors import UsageError
-from vtrain_pytorch.writer import TRAINING_STATE, check, record
+from vtrain.plugins.handle import Resumed
+from vtrain_pytorch.provenance import TRAINING_STATE, check, record
 
 STATE_FILE = "state.pt"
 
@@ -25,6 +27,7 @@ STATE_FILE = "state.pt"
 class TrainingState:
     """Saves and restores a model, its optimizer and the step counter.
 
+    `handle.save_checkpoint` and `handle.resume` use it on the handle's `checkpoints`.
     Without `manager` it makes one with `keep` (the newest N steps kept; None keeps
     them all), `is_leader` and any other CheckpointManager keyword.
     """
@@ -86,13 +89,17 @@ class TrainingState:
         """Wait until the last save is committed; a failed one raises `CheckpointError`."""
         self.manager.wait()
 
-    def restore(self) -> int | None:
-        """Load the newest committed step into the model and optimizer; return it, or None."""
+    def resume(self) -> Resumed:
+        """Load the newest committed step into the model and optimizer; what was found.
+
+        `done` is the step, `uri` its folder, `extra` the keywords it was saved
+        with; falsy, with the model untouched, when nothing is committed yet.
+        """
         import torch
 
         checkpoint = self.manager.restore()
         if checkpoint is None:
-            return None
+            return Resumed()
         # From /gcs or gs:// the step is a temporary local copy: removed once loaded.
         with checkpoint:
             assert checkpoint.directory is not None  # callable saves restore as a folder
@@ -105,8 +112,15 @@ class TrainingState:
         _unwrapped(self.model).load_state_dict(state["model"])
         if self.optimizer is not None and "optimizer" in state:
             self.optimizer.load_state_dict(state["optimizer"])
-        self.extra = state.get("extra", {})
-        return int(state["step"])
+        self.extra = dict(state.get("extra", {}))
+        return Resumed(
+            done=int(state["step"]), uri=checkpoint.uri, extra=MappingProxyType(dict(self.extra))
+        )
+
+    def restore(self) -> int | None:
+        """Load the newest committed step into the model and optimizer; return it, or None."""
+        found = self.resume()
+        return found.done if found else None
 
 
 def _cpu_copy(value: Any) -> Any:

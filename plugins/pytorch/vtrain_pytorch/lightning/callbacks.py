@@ -10,12 +10,13 @@ from lightning.pytorch import Callback, LightningModule, Trainer
 
 import vtrain
 from vtrain.checkpoints import Checkpoint, CheckpointManager
-from vtrain_pytorch.writer import LIGHTNING, check, record
+from vtrain.plugins.handle import Handle
+from vtrain_pytorch.provenance import LIGHTNING, check, record
 
 CHECKPOINT_FILE = "lightning.ckpt"
 
 
-class VtrainCheckpoint(Callback):
+class VtrainCheckpoint(Callback):  # type: ignore[misc]
     """Saves the whole Trainer state each epoch as one committed vtrain checkpoint.
 
     Lightning's own ModelCheckpoint writes files in place: a replica killed
@@ -84,15 +85,26 @@ class VtrainCheckpoint(Callback):
             self._restored = None
 
 
-class HypertuneCallback(Callback):
-    """Reports a logged metric to the tuning service at the end of every epoch."""
+class HypertuneCallback(Callback):  # type: ignore[misc]
+    """Reports a logged metric to the tuning service at the end of every epoch.
 
-    def __init__(self, monitor: str, *, tag: str | None = None) -> None:
+    With `handle`, through `handle.report` (its leader, its environment), as
+    `trainer_options` makes it; else from global rank 0, by the process's environment.
+    """
+
+    def __init__(
+        self, monitor: str, *, tag: str | None = None, handle: Handle | None = None
+    ) -> None:
         self.monitor = monitor
         self.tag = tag
+        self.handle = handle
 
     def on_train_epoch_end(self, trainer: Trainer, pl_module: LightningModule) -> None:
         """Report `monitor` from the leader, when it was logged this epoch."""
         value: Any = trainer.callback_metrics.get(self.monitor)
-        if value is not None and trainer.is_global_zero:
+        if value is None:
+            return
+        if self.handle is not None:
+            self.handle.report(float(value), self.tag, step=trainer.global_step)
+        elif trainer.is_global_zero:
             vtrain.hypertune.report(float(value), tag=self.tag, step=trainer.global_step)

@@ -15,7 +15,7 @@ from vtrain import ClusterInfo, ConfigError, UsageError
 from vtrain_pytorch.world import World
 
 
-class VtrainEnvironment(ClusterEnvironment):
+class VtrainEnvironment(ClusterEnvironment):  # type: ignore[misc]
     """Ranks, addresses and sizes as the platform (or `vtrain local run`) gave them."""
 
     def __init__(self, world: World | None = None, *, nproc_per_node: int | None = None) -> None:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from lightning.pytorch.loggers import TensorBoardLogger
 
 import vtrain
-from vtrain.checkpoints import CheckpointManager
 from vtrain_pytorch.handle import TorchHandle
 from vtrain_pytorch.lightning.callbacks import HypertuneCallback, VtrainCheckpoint
 from vtrain_pytorch.lightning.environment import VtrainEnvironment
@@ -23,12 +22,14 @@ def trainer_options(
     """Keyword arguments for `Trainer`: environment, nodes, devices, strategy, dirs, callbacks.
 
     The process group is initialised here, with vtrain's patient rendezvous and
-    long timeout; Lightning then finds it ready. Checkpoints go through vtrain
-    (atomic, written by the leader only) instead of Lightning's ModelCheckpoint; resume with
+    long timeout; Lightning then finds it ready. Checkpoints go through the handle's
+    `checkpoints` (atomic, written by the leader only, the newest `keep` kept) instead of
+    Lightning's ModelCheckpoint, and the metric through `handle.report`; resume with
     `trainer.fit(model, ckpt_path=resume_path(options))`. `monitor` names a
     logged metric to report for hyperparameter tuning each epoch.
     """
-    handle = handle or vtrain.plugins.get("pytorch").configure(**configure_options)
+    if handle is None:
+        handle = cast(TorchHandle, vtrain.plugins.get("pytorch").configure(**configure_options))
     if handle.world is None:
         raise vtrain.UsageError(
             f"a {handle.role} replica does not train",
@@ -36,15 +37,13 @@ def trainer_options(
             value=handle.role,
             expected="call it on the chief and the workers only (check handle.in_world)",
         )
-    context = vtrain.RunContext.from_env()
     # Lightning opens gs:// itself only with gcsfs installed; through the /gcs/ mount
     # that Vertex provides, the same folders are local paths.
-    checkpoint_dir = _local_view(context.checkpoint_dir)
-    tensorboard_dir = _local_view(context.tensorboard_dir)
-    manager = CheckpointManager(is_leader=handle.is_leader, keep=keep)
-    callbacks: list[Any] = [VtrainCheckpoint(manager)]
+    checkpoint_dir = _local_view(handle, handle.context.checkpoint_dir)
+    tensorboard_dir = _local_view(handle, handle.context.tensorboard_dir)
+    callbacks: list[Any] = [VtrainCheckpoint(handle.checkpoint_manager(keep=keep))]
     if monitor is not None:
-        callbacks.append(HypertuneCallback(monitor))
+        callbacks.append(HypertuneCallback(monitor, handle=handle))
     return {
         "plugins": [VtrainEnvironment(handle.world)],
         "num_nodes": handle.world.num_nodes,
@@ -58,10 +57,10 @@ def trainer_options(
     }
 
 
-def _local_view(uri: str) -> str:
+def _local_view(handle: TorchHandle, uri: str) -> str:
     from vtrain.storage import open_location
 
-    return open_location(uri).path or uri
+    return open_location(uri, environ=handle.environ).path or uri
 
 
 def resume_path(options: dict[str, Any]) -> str | None:

@@ -13,16 +13,17 @@ import os
 from vtrain.checkpoints import Checkpoint
 from vtrain.errors import CheckpointError
 
-WRITER_FILE = "vtrain-writer.txt"
+# The file's name predates this module's: steps already saved carry it, so it stays.
+PROVENANCE_FILE = "vtrain-writer.txt"
 TRAINING_STATE = "vtrain_pytorch.TrainingState"
 LIGHTNING = "vtrain_pytorch.lightning.VtrainCheckpoint"
-# Steps saved before the writer was recorded: the file each helper writes names it.
+# Steps saved before provenance was recorded: the file each helper writes names it.
 _KNOWN_FILES = {"state.pt": TRAINING_STATE, "lightning.ckpt": LIGHTNING}
 
 
 def record(folder: str, writer: str) -> None:
     """Write `writer` into a step folder being saved."""
-    with open(os.path.join(folder, WRITER_FILE), "w", encoding="utf-8") as f:
+    with open(os.path.join(folder, PROVENANCE_FILE), "w", encoding="utf-8") as f:
         f.write(writer + "\n")
 
 
@@ -31,7 +32,7 @@ def check(checkpoint: Checkpoint, writer: str) -> None:
     folder = checkpoint.directory
     found: str | None = None
     if folder is not None:
-        path = os.path.join(folder, WRITER_FILE)
+        path = os.path.join(folder, PROVENANCE_FILE)
         if os.path.exists(path):
             with open(path, encoding="utf-8") as f:
                 found = f.read().strip()
