@@ -3,9 +3,11 @@
 The same script runs alone (`python train.py`), on a local cluster
 (`vtrain local run --workers 2 -- python train.py`), and unchanged on Vertex AI,
 AI Platform or Kubeflow (XGBoostJob). The chief hosts XGBoost's tracker; each
-trainer reads the block of rows its rank says; the leader commits the booster
-every few rounds, so a restarted job resumes where it stopped, and writes
-model.bst where Vertex's XGBoost prediction container looks for it.
+trainer reads the block of rows its rank says (`handle.row_block`; `handle.shard`
+deals a list of files round-robin instead); the leader commits the booster
+every few rounds, so a restarted job resumes where it stopped, reports the
+tuning metric, and writes model.bst where Vertex's XGBoost prediction container
+looks for it.
 """
 
 from __future__ import annotations
@@ -65,24 +67,27 @@ def main() -> None:
     args = parser.parse_args()
 
     handle = vtrain.plugins.get("xgboost").configure()
-    if not handle.in_collective:
+    if handle.rank is None:
         print(f"{handle.role} replica: not part of the XGBoost collective, nothing to do")
         return
     with handle:  # on the chief, leaving waits for every worker, then stops the tracker
         x, y = synthetic_data(args.rows)
         x_val, y_val = synthetic_data(args.rows // 4, seed=99)
-        train = xgb.DMatrix(handle.shard(x), label=handle.shard(y))
+        train = xgb.DMatrix(handle.row_block(x), label=handle.row_block(y))
         # Metrics are merged across the collective: each trainer evaluates its own rows.
-        valid = xgb.DMatrix(handle.shard(x_val), label=handle.shard(y_val))
+        valid = xgb.DMatrix(handle.row_block(x_val), label=handle.row_block(y_val))
 
-        booster, done = handle.resume()
-        print(f"rank {handle.rank}/{handle.world_size}: {done} rounds done before", flush=True)
+        resumed = handle.resume()  # the same booster and round count on every rank
+        print(
+            f"rank {handle.rank}/{handle.world_size}: {resumed.done} rounds done before", flush=True
+        )
         booster = xgb.train(
             booster_params(args),
             train,
-            num_boost_round=args.rounds - done,
+            num_boost_round=args.rounds - resumed.done,
             evals=[(valid, "validation")],
-            xgb_model=booster,
+            xgb_model=resumed.state,
+            # Commits to handle.checkpoints; the metric goes to handle.report each round.
             callbacks=handle.callbacks(
                 checkpoint_every=args.checkpoint_every, metric="validation-rmse"
             ),

@@ -44,7 +44,7 @@ def test_a_single_process_just_works_without_a_process_group() -> None:
 def test_replicas_outside_the_world_are_told_their_role(pool: str, role: str) -> None:
     env = {"CLUSTER_SPEC": cluster_spec(VERTEX_CLUSTER, pool, 0)}
     handle = vtrain.plugins.get("pytorch").configure(environ=env)
-    assert (handle.in_world, handle.role, handle.rank, handle.world_size) == (False, role, None, 0)
+    assert (handle.role, handle.rank, handle.world_size) == (role, None, 0)
     assert "RANK" not in env and not handle.is_leader
 
 

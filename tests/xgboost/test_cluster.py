@@ -94,7 +94,7 @@ def test_every_platform_trains_one_model_with_ranks_and_shards_from_the_cluster(
     # Outside the collective: no rank, no tracker.
     others = {n: r for n, r in found.items() if n not in RANKS}
     assert sorted(others) == (["evaluator-0", "ps-0"] if platform == "aiplatform" else [])
-    assert all(r["rank"] is None and not r["in_collective"] for r in others.values())
+    assert all(r["rank"] is None and r["world_size"] == 0 for r in others.values())
 
     # The leader's model.bst loads back as the prediction container loads it.
     model = xgb.Booster(model_file=str(tmp_path / "out" / "model" / "model.bst"))

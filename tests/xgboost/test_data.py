@@ -23,7 +23,8 @@ import vtrain
 from vtrain import StorageError, UsageError
 from vtrain.data import files
 from vtrain_xgboost import XGBoostHandle
-from vtrain_xgboost.data import Table, share_bytes, share_dmatrix
+from vtrain_xgboost.data import share_bytes, share_dmatrix
+from vtrain_xgboost.table import Table
 
 SCRIPT = str(Path(__file__).parent / "scripts" / "data_job.py")
 FILES, PER_FILE, VALID_ROWS = 6, 150, [150, 100]
@@ -333,6 +334,6 @@ def test_the_handle_of_a_single_process_reads_the_whole_split(
 def test_a_ps_replica_has_no_share_to_read() -> None:
     env = {"CLUSTER_SPEC": cluster_spec(VERTEX_CLUSTER, "workerpool2", 1)}
     handle = vtrain.plugins.get("xgboost").configure(environ=env)
-    with pytest.raises(UsageError, match=r"dmatrix: a ps replica has no share of the data"):
+    with pytest.raises(UsageError, match=r"dmatrix: a ps replica has no share: it does not train"):
         handle.dmatrix(label="y")
     handle.close()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import multiprocessing
+import re
 import socket
 import subprocess
 import sys
@@ -19,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import xgboost as xgb
+from cluster_run import local_run
 from platform_examples import VERTEX_CLUSTER, cluster_spec, tf_config
 
 import vtrain
@@ -27,6 +29,7 @@ from vtrain_xgboost import XGBoostHandle
 
 # XGBoost warns that it guesses the format of model.bst; it guesses right (UBJSON).
 pytestmark = pytest.mark.filterwarnings("ignore:.*Unknown file format")
+WORDS_JOB = str(Path(__file__).parent / "scripts" / "words_job.py")
 PARAMS = {"objective": "reg:squarederror", "tree_method": "hist", "max_depth": 3, "nthread": 1}
 
 
@@ -62,14 +65,14 @@ def train(
     handle: XGBoostHandle, rounds: int, *, stop_after: int | None = None, **params: object
 ) -> xgb.Booster:
     """Train to `rounds`, resuming from the handle's checkpoints; stop early if asked."""
-    booster, done = handle.resume()
+    resumed = handle.resume()
     d = data()
     target = rounds if stop_after is None else stop_after
     return xgb.train(
         {**PARAMS, **params},
         d,
-        num_boost_round=target - done,
-        xgb_model=booster,
+        num_boost_round=target - resumed.done,
+        xgb_model=resumed.state,
         evals=[(d, "train")],
         callbacks=handle.callbacks(checkpoint_every=5, metric="train-rmse"),
         verbose_eval=False,
@@ -96,8 +99,7 @@ def test_a_resumed_run_ends_with_the_uninterrupted_model(
     alone: XGBoostHandle, tmp_path: Path
 ) -> None:
     train(alone, 30, stop_after=17)  # a job that stopped after round 17; 15 was committed
-    booster, done = alone.resume()
-    assert done == 17  # the final round is committed when training ends
+    assert alone.resume().done == 17  # the final round is committed when training ends
     resumed = train(alone, 30)
     fresh = xgb.train(PARAMS, data(), num_boost_round=30)
     assert resumed.get_dump(with_stats=True) == fresh.get_dump(with_stats=True)
@@ -122,7 +124,7 @@ def test_checkpoints_keep_the_newest_and_every_nth(alone: XGBoostHandle) -> None
         verbose_eval=False,
         callbacks=alone.callbacks(checkpoint_every=2, keep=2, keep_every=10),
     )
-    assert alone.checkpoints().steps() == [10, 20, 22, 23]
+    assert alone.checkpoints.steps() == [10, 20, 22, 23]
 
 
 def test_the_metric_is_reported_once_per_reporting_round(
@@ -223,14 +225,13 @@ def test_bad_configure_options_are_named(options: dict, message: str) -> None:
 def test_a_ps_replica_gets_a_handle_outside_the_collective() -> None:
     env = {"CLUSTER_SPEC": cluster_spec(VERTEX_CLUSTER, "workerpool2", 1)}
     handle = vtrain.plugins.get("xgboost").configure(environ=env)
-    assert (handle.in_collective, handle.rank, handle.world_size, handle.is_leader) == (
-        False,
+    assert (handle.rank, handle.world_size, handle.is_leader) == (
         None,
         0,
         False,
     )
     assert "DMLC_TASK_ID" not in env
-    with pytest.raises(UsageError, match=r"rows: a ps replica has no share of the data"):
+    with pytest.raises(UsageError, match=r"rows: a ps replica has no share: it does not train"):
         handle.rows(100)
     handle.close()
 
@@ -269,3 +270,96 @@ def test_eleven_trainers_get_tracker_rank_equal_to_their_rank() -> None:
     assert [p.exitcode for p in procs] == [0] * 11
     seen = sorted(out.get(timeout=5) for _ in range(11))
     assert seen == [(r, r, f"{r:02d}") for r in range(11)]
+
+
+def test_two_trainers_speak_the_common_words_from_the_environment_they_were_given(
+    tmp_path: Path,
+) -> None:
+    # Each replica's own environment names the run's folders (under out/); the environment
+    # configure was given names others (under given/): everything must land in the latter.
+    given, out, found = tmp_path / "given", tmp_path / "out", tmp_path / "results"
+    found.mkdir()
+    run = local_run(
+        out,
+        ["--workers", "1", "--max-restarts", "0"],
+        [WORDS_JOB],
+        GIVEN=str(given),
+        RESULTS=str(found),
+    )
+    assert run.returncode == 0, run.output
+    chief, worker = (json.loads((found / f"{n}.json").read_text()) for n in ("chief-0", "worker-0"))
+    assert [chief["rank"], worker["rank"]] == [0, 1]
+
+    # resume: a fresh start is falsy and empty; then rounds done, the booster, the step's URI,
+    # the same on both ranks (the final round is committed when training ends).
+    assert chief["fresh"] == worker["fresh"] == [0, None, None, False]
+    assert chief["resumed"] == worker["resumed"]
+    done, uri, found_one = chief["resumed"]
+    assert (done, found_one) == (6, True)
+    assert uri.startswith(str(given / "checkpoints")) and uri.rstrip("/").endswith("6")
+    assert chief["same_booster"] and worker["same_booster"]
+
+    # shard deals round-robin, as on every handle; row_block is the contiguous split.
+    assert [chief["shard"], worker["shard"]] == [[0, 2, 4, 6], [1, 3, 5]]
+    assert [chief["row_block"], worker["row_block"]] == [[0, 1, 2, 3], [4, 5, 6]]
+
+    # save_model and report: from the leader, into the folders configure was given.
+    assert [chief["saved"], worker["saved"]] == [str(given / "model" / "model.bst"), None]
+    assert xgb.Booster(model_file=chief["saved"]).num_boosted_rounds() == 6
+    assert [chief["reported"], worker["reported"]] == [True, False]
+    lines = [json.loads(line) for line in (given / "metrics").read_text().splitlines()]
+    assert [line["global_step"] for line in lines] == ["1", "2", "3", "4", "5", "6", "6"]
+    assert float(lines[-1]["final"]) == 0.25
+    # Nothing in the folders the replicas' own environment names.
+    written = [str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()]
+    assert [w for w in written if w.startswith(("model", "checkpoints", "hypertune"))] == []
+
+
+@pytest.mark.parametrize(
+    ("host", "problem"),
+    [
+        ("127.0.0.1", "nothing listens there yet"),
+        # A platform publishes a replica's name only once it runs: until then it does not resolve.
+        ("vtrain-nowhere.invalid", r"the name does not resolve \(.+\)"),
+    ],
+    ids=["no-tracker", "no-name"],
+)
+def test_a_worker_whose_tracker_never_comes_fails_at_the_deadline_saying_why(
+    host: str, problem: str
+) -> None:
+    (port,) = _free_ports(1)
+    env = {"TF_CONFIG": tf_config({"chief": [f"{host}:{port}"], "worker": ["x:1"]}, "worker", 0)}
+    code = (
+        "import datetime, vtrain; vtrain.plugins.get('xgboost').configure("
+        f"environ={env!r}, wait=datetime.timedelta(seconds=1))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0
+    assert re.search(
+        rf"LaunchError: TF_CONFIG: cluster: XGBoost's tracker did not answer within 1 s: "
+        rf"{problem} \(got '{host}:{port}'\)\. Hint: the chief hosts it and may still be starting",
+        done.stderr,
+    ), done.stderr
+
+
+def test_a_chief_whose_port_stays_taken_fails_at_the_deadline_saying_why() -> None:
+    # A restarted chief finds its port held a while (TIME_WAIT); it retries until `wait` ends.
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        cluster = {"chief": [f"127.0.0.1:{port}"], "worker": ["127.0.0.1:1"]}
+        env = {"TF_CONFIG": tf_config(cluster, "chief", 0)}
+        code = (
+            "import datetime, vtrain; vtrain.plugins.get('xgboost').configure("
+            f"environ={env!r}, wait=datetime.timedelta(seconds=1))"
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=120
+        )
+    assert done.returncode != 0
+    assert re.search(
+        r"LaunchError: TF_CONFIG: cluster: XGBoost's tracker's port did not come free within "
+        rf"1 s: .*Address already in use.* \(got '127.0.0.1:{port}'\)\. Hint: the chief's port",
+        done.stderr,
+    ), done.stderr

@@ -142,14 +142,28 @@ class Handle:
         """This trainer's share of a list (of files, say): every world_size-th, from `rank`."""
         from vtrain.data.shares import deal
 
+        if isinstance(items, (str, bytes)):
+            # A pattern is one item, not a list: dealt, it would be cut into characters.
+            raise UsageError(
+                "not a list of items",
+                source="shard",
+                value=items,
+                expected="a list or tuple (of file names, say); expand a pattern first",
+                hint="vtrain.data.files() or handle.share() expand and deal a split's pattern",
+            )
+        rank, world_size = self._place("shard")
+        return list(deal(items, rank, world_size))
+
+    def _place(self, what: str) -> tuple[int, int]:
+        """(rank, world_size) of this trainer; a UsageError naming `what` off the collective."""
         if self.rank is None:
             raise UsageError(
                 f"{_article(self.role)} {self.role} replica has no share: it does not train",
-                source="shard",
+                source=what,
                 value=self.role,
                 expected="a chief or worker replica (check handle.rank is not None first)",
             )
-        return list(deal(items, self.rank, max(1, self.world_size)))
+        return self.rank, max(1, self.world_size)
 
     # -- checkpoints, the model, the metric -------------------------------------------------
 

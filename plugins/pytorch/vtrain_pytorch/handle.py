@@ -33,11 +33,6 @@ class TorchHandle(Handle):
     model_name: ClassVar[str] = "model.pt"
 
     @property
-    def in_world(self) -> bool:
-        """True on the chief and the workers; ps, evaluators and reducers take no rank."""
-        return self.world is not None
-
-    @property
     def rank(self) -> int | None:
         """Global rank, or None off the world."""
         return None if self.world is None else self.world.rank

@@ -66,7 +66,7 @@ class PyTorchPlugin(Plugin):
         `environ` (default `os.environ`) is read for the cluster and receives
         MASTER_ADDR, MASTER_PORT, WORLD_SIZE, RANK, LOCAL_RANK, LOCAL_WORLD_SIZE
         and NODE_RANK. A single process gets no process group. ps, evaluator and
-        Reduction Server replicas get a handle with `in_world` False.
+        Reduction Server replicas get a handle whose `rank` is None.
         """
         env = os.environ if environ is None else environ
         torch = self.require("torch")

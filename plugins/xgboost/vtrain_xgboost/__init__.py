@@ -8,14 +8,13 @@ this package imports no XGBoost; it loads when `configure` runs.
 from vtrain_xgboost.handle import MODEL_NAME, XGBoostHandle
 from vtrain_xgboost.plugin import XGBoostPlugin
 from vtrain_xgboost.rendezvous import Rendezvous, task_id
-from vtrain_xgboost.shards import file_share, row_block
+from vtrain_xgboost.rows import row_block
 
 __all__ = [
     "MODEL_NAME",
     "Rendezvous",
     "XGBoostHandle",
     "XGBoostPlugin",
-    "file_share",
     "row_block",
     "task_id",
 ]

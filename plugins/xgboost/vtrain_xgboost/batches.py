@@ -7,7 +7,7 @@ from typing import Any
 
 import xgboost as xgb
 
-from vtrain_xgboost.data import Table
+from vtrain_xgboost.table import Table
 
 
 class ShareBatches(xgb.DataIter):  # type: ignore[misc]

@@ -2,7 +2,7 @@
 
 This module imports XGBoost (its callbacks subclass `TrainingCallback`); the
 handle imports it only when asked for callbacks. The writing itself runs on a
-background `Writer`; training ends when it is done. Rounds are counted on the
+background `WriteQueue`; training ends when it is done. Rounds are counted on the
 booster (`num_boosted_rounds()`), not by XGBoost's per-call epoch, which starts
 at 0 again in a call that resumes from a saved model.
 """
@@ -14,21 +14,21 @@ from typing import Any
 
 from xgboost.callback import TrainingCallback
 
-import vtrain
 from vtrain import UsageError
 from vtrain.checkpoints import CheckpointManager
-from vtrain_xgboost.state import MODEL_FILE
-from vtrain_xgboost.writer import Writer
+from vtrain.plugins.handle import Handle
+from vtrain_xgboost.state import MODEL_FILE, booster_bytes
+from vtrain_xgboost.write_queue import WriteQueue
 
 
-class CheckpointCallback(TrainingCallback):
+class CheckpointCallback(TrainingCallback):  # type: ignore[misc]
     """Commits the booster every `every` rounds and at the end (the leader; elsewhere nothing)."""
 
-    def __init__(self, manager: CheckpointManager, every: int, writer: Writer) -> None:
+    def __init__(self, manager: CheckpointManager, every: int, queue: WriteQueue) -> None:
         super().__init__()
         self.manager = manager
         self.every = every
-        self.writer = writer
+        self.queue = queue
         self.saved: int | None = None
         """The round last committed by this callback."""
 
@@ -44,50 +44,48 @@ class CheckpointCallback(TrainingCallback):
         rounds = model.num_boosted_rounds()
         if rounds and rounds != self.saved:
             self._save(model, rounds)
-        self.writer.flush()
+        self.queue.flush()
         return model
 
     def _save(self, model: Any, rounds: int) -> None:
         if self.manager.is_leader:
             # The bytes now, on the training thread: the booster changes in the next round.
-            raw = model.save_raw(raw_format="ubj")
-            self.writer.submit(self.manager.save, rounds, {MODEL_FILE: raw})
+            raw = booster_bytes(model)
+            self.queue.submit(self.manager.save, rounds, {MODEL_FILE: raw})
         self.saved = rounds
 
 
-class ReportCallback(TrainingCallback):
+class ReportCallback(TrainingCallback):  # type: ignore[misc]
     """Reports one evaluation metric to the tuning service every `every` rounds (leader only).
 
     `metric` is named as XGBoost prints it: ``<eval name>-<metric>``, e.g. "validation-rmse".
     """
 
     def __init__(
-        self, metric: str, every: int, tag: str | None, is_leader: bool, writer: Writer
+        self, metric: str, every: int, tag: str | None, handle: Handle, queue: WriteQueue
     ) -> None:
         super().__init__()
-        self.writer = writer
+        self.queue = queue
         self.metric = metric
         self.every = every
         self.tag = tag
-        self.is_leader = is_leader
+        self.handle = handle
 
     def after_iteration(self, model: Any, epoch: int, evals_log: Mapping[str, Any]) -> bool:
         """Report the latest value on every `every`-th round."""
         rounds = model.num_boosted_rounds()
         if rounds % self.every == 0:
             value = latest(evals_log, self.metric)  # on every replica: all fail alike
-            if self.is_leader:
-                # all_replicas: the handle already knows this replica leads; asking again
-                # would read the cluster from the environment on every round.
-                self.writer.submit(self._report, value, rounds)
+            if self.handle.is_leader:
+                self.queue.submit(self._report, value, rounds)
         return False
 
     def _report(self, value: float, rounds: int) -> None:
-        vtrain.hypertune.report(value, self.tag, rounds, all_replicas=True)
+        self.handle.report(value, self.tag, step=rounds)
 
     def after_training(self, model: Any) -> Any:
-        """Wait for the reports handed to the writer."""
-        self.writer.flush()
+        """Wait for the reports handed to the queue."""
+        self.queue.flush()
         return model
 
 

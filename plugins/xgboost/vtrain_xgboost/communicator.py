@@ -1,57 +1,35 @@
 """Entering XGBoost's collective, patiently, and leaving it: the life of one trainer's link.
 
-Why not the core's `wait_for_chief`: it proves the chief is up by opening a TCP
-connection and closing it unsaid. XGBoost's tracker takes every connection for
+Why not the core's TCP probe (`tcp_probe`): it proves the chief is up by opening
+a connection and closing it unsaid. XGBoost's tracker takes every connection for
 a worker: 3.x logs "Failed to initialize worker proxy … Connection reset by
 peer" on the chief for each such probe, and 2.x's tracker stops there and then.
-So the wait here never connects on its own: it waits for the tracker's host name
-to resolve, then lets XGBoost itself connect, one attempt at a time, pausing
-between attempts for as long as `wait` allows. A refused attempt costs
-milliseconds, so the pauses start short (50 ms, growing by a quarter up to 2 s):
-at launch a worker is often a moment ahead of the chief, and its wait should
-end within a moment of the tracker's start. XGBoost's own retries sleep 2 s,
-then 4 s…, which would add seconds to every such launch.
+So the probe here never connects on its own: it waits for the tracker's host
+name to resolve, then lets XGBoost itself connect, one attempt per try, and the
+core's `wait_for` pauses between tries for as long as `wait` allows. A refused
+attempt costs milliseconds, so the pauses start short (50 ms, growing by a
+quarter up to 2 s): at launch a worker is often a moment ahead of the chief, and
+its wait should end within a moment of the tracker's start. XGBoost's own
+retries sleep 2 s, then 4 s…, which would add seconds to every such launch.
 """
 
 from __future__ import annotations
 
-import socket
 import time
 import warnings
 from datetime import timedelta
 from typing import Any
 
 from vtrain import LaunchError
+from vtrain.plugins.wait import Backoff, Probe, name_probe, wait_for
 from vtrain_xgboost.rendezvous import Rendezvous
 from vtrain_xgboost.tracker import start_tracker, stop_tracker
 
-_FIRST_PAUSE = 0.05
-_GROWTH = 1.25
-_MAX_PAUSE = 2.0
-# One connection attempt per init: the pauses between attempts are ours (see above).
+JOIN_BACKOFF = Backoff(first=0.05, most=2.0, factor=1.25)
+# One connection attempt per init: the pauses between attempts are the wait's (see above).
 _ATTEMPT_RETRY = 1
 # What XGBoost 3 says when nothing listens at the tracker's address.
 _UNREACHABLE = "connect to the tracker"
-
-
-def wait_for_name(host: str, deadline: float, source: str, wait: timedelta) -> None:
-    """Block until `host` resolves (a platform publishes a replica's name once it runs)."""
-    pause = _FIRST_PAUSE
-    while True:
-        try:
-            socket.getaddrinfo(host, None)
-            return
-        except socket.gaierror as e:
-            if time.monotonic() + pause > deadline:
-                raise LaunchError(
-                    f"the tracker's host name did not resolve within "
-                    f"{wait.total_seconds():g} s ({e.strerror})",
-                    source=source,
-                    value=host,
-                    hint="the chief may still be starting: raise `wait=` in configure()",
-                ) from None
-        time.sleep(pause)
-        pause = min(pause * 2, _MAX_PAUSE)
 
 
 class Link:
@@ -69,11 +47,11 @@ class Link:
     def open(self) -> None:
         """Host the tracker on rank 0, then enter the collective; raise LaunchError on failure."""
         start = time.monotonic()
-        deadline = start + self.wait.total_seconds()
         if self.rv.hosts_tracker:
-            self.tracker = start_tracker(self.rv, deadline, self.wait.total_seconds())
+            self.tracker = start_tracker(self.rv, self.wait)
         try:
-            self._join(deadline)
+            # One `wait` for the whole entry: what the tracker's start took is not waited again.
+            self._join(self.wait - timedelta(seconds=time.monotonic() - start))
         except BaseException:
             self.close(failed=True)
             raise
@@ -99,13 +77,28 @@ class Link:
             tracker, self.tracker = self.tracker, None
             stop_tracker(tracker, finish_seconds=None if failed else self.wait.total_seconds())
 
-    def _join(self, deadline: float) -> None:
+    def _join(self, left: timedelta) -> None:
+        rv = self.rv
+        assert rv.tracker_host is not None and rv.tracker_address is not None
+        wait_for(
+            self._connect_probe(),
+            what="XGBoost's tracker",
+            address=rv.tracker_address,
+            source=rv.address_source,
+            deadline=left,
+            backoff=JOIN_BACKOFF,
+            hint="the chief hosts it and may still be starting: raise `wait=` in configure(), "
+            "or check that the chief runs and that its port is open",
+        )
+
+    def _connect_probe(self) -> Probe:
+        """One try: the tracker's name resolves, then XGBoost's own connect gets in."""
         from xgboost import collective
         from xgboost.core import XGBoostError
 
         rv = self.rv
         assert rv.tracker_host is not None
-        wait_for_name(rv.tracker_host, deadline, rv.address_source, self.wait)
+        resolves = name_probe(rv.tracker_host)
         args = collective.CommunicatorContext(
             dmlc_tracker_uri=rv.tracker_host,
             dmlc_tracker_port=rv.tracker_port,
@@ -113,28 +106,28 @@ class Link:
             dmlc_timeout=max(1, round(self.timeout.total_seconds())),
             dmlc_retry=_ATTEMPT_RETRY,
         ).args  # it adds the NCCL library's path where XGBoost loads NCCL at run time
-        pause = _FIRST_PAUSE
-        while True:
+        resolved = False
+
+        def probe() -> str | None:
+            nonlocal resolved
+            if not resolved:
+                problem = resolves()
+                if problem is not None:
+                    return problem
+                resolved = True
             try:
                 with warnings.catch_warnings():
                     # Each refused attempt is a warning from XGBoost; the wait is expected.
                     warnings.filterwarnings("ignore", r"(?s).*(Failed to connect|Retrying)")
                     collective.init(**args)
-                return
+                return None
             except XGBoostError as e:
                 text = str(e)
                 if not _unreachable(text, rv):
                     raise self._did_not_form(text) from None
-                if time.monotonic() + pause > deadline:
-                    raise LaunchError(
-                        f"XGBoost's tracker did not answer within {self.wait.total_seconds():g} s",
-                        source=rv.address_source,
-                        value=rv.tracker_address,
-                        hint="the chief hosts it and may still be starting: raise `wait=` in "
-                        "configure(), or check that the chief runs and that its port is open",
-                    ) from None
-            time.sleep(pause)
-            pause = min(pause * _GROWTH, _MAX_PAUSE)
+                return "nothing listens there yet"
+
+        return probe
 
     def _did_not_form(self, text: str) -> LaunchError:
         rv = self.rv

@@ -2,21 +2,28 @@
 
 from __future__ import annotations
 
-import tempfile
-from collections.abc import Sequence
+import os
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, ClassVar, Protocol, TypeVar
 
-from vtrain import RunContext, UsageError
-from vtrain.plugins.base import Handle
+from vtrain import UsageError
+from vtrain.plugins.handle import Handle, Resumed
 from vtrain_xgboost.communicator import Link
-from vtrain_xgboost.data import DEFAULT_BATCH_ROWS
 from vtrain_xgboost.rendezvous import Rendezvous
-from vtrain_xgboost.shards import file_share, row_block
-from vtrain_xgboost.state import booster_of, restore_booster
+from vtrain_xgboost.rows import row_block
 
 T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
+
+
+class Rows(Protocol[T_co]):
+    """What has rows to split: an array, a list, a DataFrame (`len` and slices)."""
+
+    def __len__(self) -> int: ...
+    def __getitem__(self, rows: slice, /) -> T_co: ...
+
+
 MODEL_NAME = "model.bst"
 """The file Vertex's pre-built XGBoost prediction container loads from the model folder."""
 
@@ -34,7 +41,7 @@ def _count(value: object, argument: str) -> int:
 
 @dataclass(frozen=True)
 class XGBoostHandle(Handle):
-    """Rank, world size and leadership; data shards, callbacks, resume and the model's saving.
+    """Rank, world size and leadership; data shares, callbacks, resume and the model's saving.
 
     Use it as `with handle:` around training: leaving it leaves the collective,
     and on the chief waits for every worker to finish before stopping the tracker.
@@ -42,14 +49,10 @@ class XGBoostHandle(Handle):
     """
 
     rendezvous: Rendezvous | None
-    context: RunContext
     link: Link | None
     """The live membership in the collective; None alone or off the collective."""
 
-    @property
-    def in_collective(self) -> bool:
-        """True on the chief and the workers; ps, evaluators and reducers take no rank."""
-        return self.rendezvous is not None
+    model_name: ClassVar[str] = MODEL_NAME
 
     @property
     def rank(self) -> int | None:
@@ -67,74 +70,39 @@ class XGBoostHandle(Handle):
         return self.link is not None and self.link.joined
 
     # -- data ---------------------------------------------------------------------------
+    # `shard(items)` (every world_size-th item from rank) and `share(split)` are the core's.
 
     def rows(self, total: int) -> slice:
-        """This trainer's block of `total` rows: ``data[handle.rows(len(data))]``."""
+        """This trainer's contiguous block of `total` rows: ``data[handle.rows(len(data))]``."""
         rank, world = self._place("rows")
         return row_block(total, rank, world)
 
-    def shard(self, data: T) -> T:
-        """This trainer's rows of `data` (an array, a DataFrame's ``.iloc``, a list)."""
-        return data[self.rows(len(data))]  # type: ignore[index, arg-type]
-
-    def files(self, files: Sequence[T]) -> list[T]:
-        """This trainer's share of a list of files: every world_size-th, from its rank."""
-        rank, world = self._place("files")
-        return file_share(files, rank, world)
+    def row_block(self, data: Rows[T]) -> T:
+        """This trainer's contiguous block of `data`'s rows (an array, a list, a DataFrame)."""
+        return data[self.rows(len(data))]
 
     def dmatrix(
         self,
         split: str = "training",
         *,
-        label: str,
-        features: Sequence[str] | None = None,
-        format: str | None = None,
-        quantile: bool = True,
-        ref: Any = None,
-        memory_budget: int | None = None,
-        batch_rows: int = DEFAULT_BATCH_ROWS,
         by_record: bool = False,
         uri: str | None = None,
-        cache_dir: str | None = None,
-        **dmatrix_options: Any,
+        **options: Any,
     ) -> Any:
-        """A QuantileDMatrix of this trainer's share of `split` (JSON Lines or CSV columns).
+        """A QuantileDMatrix of this trainer's `share(split)` (JSON Lines or CSV columns).
 
-        The files come from the split's AIP_*_DATA_URI (or `uri`), dealt by rank;
-        `label` names the target column, `features` the others (default: the
-        first record's). Missing values read as NaN. Past `memory_budget` bytes of
-        files (default: a quarter of the memory) the matrix is built through
-        XGBoost's external memory, `batch_rows` records at a time, cached under
-        `cache_dir`. Pass the training matrix as `ref=` for a validation split.
-        `quantile=False` gives a plain DMatrix. Every trainer must make the same
-        calls in the same order: the sketch is built together.
+        `options` are `vtrain_xgboost.data.share_dmatrix`'s, declared there once:
+        `label=` (required), `features=`, `ref=`, `memory_budget=`, `batch_rows=`,
+        `cache_dir=`…, and XGBoost's own matrix options. Every trainer must make
+        the same calls in the same order: the sketch is built together.
         """
-        rank, world = self._place("dmatrix")
-        from vtrain.data import files
+        self._place("dmatrix")
         from vtrain_xgboost.data import share_dmatrix
 
-        share = files(split, rank=rank, world_size=world, by_record=by_record, uri=uri)
-        return share_dmatrix(
-            share,
-            label=label,
-            features=features,
-            format=format,
-            quantile=quantile,
-            ref=ref,
-            memory_budget=memory_budget,
-            batch_rows=batch_rows,
-            cache_dir=cache_dir,
-            distributed=self.distributed,
-            **dmatrix_options,
-        )
+        share = self.share(split, by_record=by_record, uri=uri)
+        return share_dmatrix(share, distributed=self.distributed, environ=self.environ, **options)
 
     # -- training -----------------------------------------------------------------------
-
-    def checkpoints(self, **manager_options: Any) -> Any:
-        """The CheckpointManager the callbacks commit to and `resume` reads (checkpoint dir)."""
-        from vtrain.checkpoints import CheckpointManager
-
-        return CheckpointManager(is_leader=self.is_leader, **manager_options)
 
     def callbacks(
         self,
@@ -148,19 +116,20 @@ class XGBoostHandle(Handle):
     ) -> list[Any]:
         """XGBoost callbacks: commit the booster every N rounds; report `metric` every N rounds.
 
-        `metric` is named as XGBoost prints it (``"validation-rmse"``); the value
-        goes to the tuning service under `tag` (default: CLOUD_ML_HP_METRIC_TAG).
-        Pass the list to `xgb.train(callbacks=…)` or an estimator's `callbacks=`.
+        The booster goes to `checkpoints` (retention `keep`, `keep_every`);
+        `metric` is named as XGBoost prints it (``"validation-rmse"``) and goes to
+        `report` under `tag` (default: CLOUD_ML_HP_METRIC_TAG). Pass the list to
+        `xgb.train(callbacks=…)` or an estimator's `callbacks=`.
         """
         from vtrain_xgboost.callbacks import CheckpointCallback, ReportCallback
-        from vtrain_xgboost.writer import Writer
+        from vtrain_xgboost.write_queue import WriteQueue
 
-        writer = Writer()  # one per list: a checkpoint and a report are written in order
+        queue = WriteQueue()  # one per list: a checkpoint and a report are written in order
         found: list[Any] = []
         if checkpoint_every is not None:
             every = _count(checkpoint_every, "checkpoint_every")
-            manager = self.checkpoints(keep=keep, keep_every=keep_every)
-            found.append(CheckpointCallback(manager, every, writer))
+            manager = self.checkpoint_manager(keep=keep, keep_every=keep_every)
+            found.append(CheckpointCallback(manager, every, queue))
         if metric is not None:
             if not isinstance(metric, str) or not metric:
                 raise UsageError(
@@ -170,38 +139,36 @@ class XGBoostHandle(Handle):
                     expected='"<eval name>-<metric>", e.g. "validation-rmse"',
                 )
             every = _count(report_every, "report_every")
-            found.append(ReportCallback(metric, every, tag, self.is_leader, writer))
+            found.append(ReportCallback(metric, every, tag, self, queue))
         return found
 
-    def resume(self) -> tuple[Any, int]:
-        """(the newest committed booster or None, rounds already done), the same on every rank.
+    def resume(self) -> Resumed:
+        """The newest committed booster (`state`) and its rounds (`done`), the same on every rank.
 
-        Continue with ``xgb.train(..., num_boost_round=total - done, xgb_model=booster)``.
+        Continue with ``xgb.train(..., num_boost_round=total - resumed.done,
+        xgb_model=resumed.state)``; a fresh start gives ``done`` 0 and ``state`` None.
         """
-        return restore_booster(self.checkpoints())
+        from vtrain_xgboost.state import restore_booster
 
-    def save_model(self, model: Any, name: str = MODEL_NAME) -> str | None:
-        """Write the booster (or an estimator's) to AIP_MODEL_DIR from the leader; return where.
+        return restore_booster(self.checkpoints)
 
-        Written to a local file first, then put in place through vtrain's storage,
-        so a gs:// model folder works with or without the /gcs/ mount. The bytes
-        are UBJSON, which `xgb.Booster(model_file=...)` detects whatever the name.
-        """
-        if not self.is_leader:
-            return None
-        from vtrain.storage import open_location
+    def write_model(self, model: Any, folder: str, name: str) -> str:
+        """The booster (or an estimator's) as UBJSON, which `xgb.Booster(model_file=)` detects."""
+        from vtrain_xgboost.state import booster_bytes
 
-        booster = booster_of(model)
-        target = open_location(self.context.model_dir)
-        target.makedirs()
-        with tempfile.TemporaryDirectory(prefix="vtrain-model-") as scratch:
-            local = f"{scratch}/{name}"
-            with open(local, "wb") as f:
-                f.write(booster.save_raw(raw_format="ubj"))
-            target.upload(local, name)
-        return target.join(name).uri
+        with open(os.path.join(folder, name), "wb") as f:
+            f.write(booster_bytes(model))
+        return name
 
-    # -- the end ------------------------------------------------------------------------
+    # -- together, and the end ----------------------------------------------------------
+
+    def barrier(self) -> None:
+        """Wait until every trainer reaches this point (an allreduce of one number)."""
+        if self.distributed:
+            import numpy as np
+            from xgboost import collective
+
+            collective.allreduce(np.zeros(1, np.int32), collective.Op.SUM)
 
     def close(self) -> None:
         """Leave the collective; on the chief, wait for the workers, then stop the tracker."""
@@ -214,13 +181,3 @@ class XGBoostHandle(Handle):
         # After an error the others may never sign off: stop the tracker without waiting.
         if self.link is not None:
             self.link.close(failed=e is not None)
-
-    def _place(self, what: str) -> tuple[int, int]:
-        if self.rendezvous is None:
-            raise UsageError(
-                f"a {self.role} replica has no share of the data",
-                source=what,
-                value=self.role,
-                expected="a chief or worker replica (check handle.in_collective first)",
-            )
-        return self.rendezvous.rank, self.rendezvous.world_size

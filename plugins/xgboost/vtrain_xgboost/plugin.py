@@ -6,15 +6,13 @@ import os
 from collections.abc import Mapping, MutableMapping
 from datetime import timedelta
 
-from vtrain import ClusterInfo, RunContext, UsageError
+from vtrain import ClusterInfo, UsageError
 from vtrain.plugins.base import KubeflowJob, Plugin
+from vtrain.plugins.wait import DEFAULT_WAIT
 from vtrain_xgboost.communicator import Link
 from vtrain_xgboost.handle import XGBoostHandle
 from vtrain_xgboost.rendezvous import DMLC_VARIABLES, Rendezvous
 
-# Replicas start minutes apart on Vertex: the workers wait this long for the chief's
-# tracker, and the tracker as long for every trainer to arrive.
-DEFAULT_WAIT = timedelta(minutes=30)
 # A collective operation waits this long for the slowest trainer (a long evaluation,
 # a checkpoint to gs://) before it fails; XGBoost's own default is shorter.
 DEFAULT_TIMEOUT = timedelta(minutes=60)
@@ -51,7 +49,7 @@ class XGBoostPlugin(Plugin):
         A worker waits up to `wait` for the chief's tracker, and the tracker as
         long for every trainer; a collective operation waits up to `timeout`. A
         single process gets no tracker and no collective. ps, evaluator and
-        Reduction Server replicas get a handle with `in_collective` False.
+        Reduction Server replicas get a handle whose `rank` is None.
         """
         for value, argument in ((wait, "wait"), (timeout, "timeout")):
             if not isinstance(value, timedelta) or value.total_seconds() < 1:
@@ -63,10 +61,9 @@ class XGBoostPlugin(Plugin):
                 )
         env = os.environ if environ is None else environ
         info = self.prepare(info, env)
-        context = RunContext.from_env(env, trial_id=info.trial_id)
         if not info.is_trainer:
             return XGBoostHandle(
-                info=info, is_leader=False, rendezvous=None, context=context, link=None
+                info=info, is_leader=False, rendezvous=None, link=None, environ=env
             )
         self.require("xgboost")
         rv = Rendezvous.from_cluster(info)
@@ -85,5 +82,5 @@ class XGBoostPlugin(Plugin):
             link.open()
             _open.append(link)
         return XGBoostHandle(
-            info=info, is_leader=self.leads(info, env), rendezvous=rv, context=context, link=link
+            info=info, is_leader=self.leads(info, env), rendezvous=rv, link=link, environ=env
         )

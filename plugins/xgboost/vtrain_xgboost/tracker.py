@@ -5,52 +5,64 @@ Its timeout is the job's `wait`: it bounds how long the tracker waits for every
 trainer to arrive, so a world size larger than the replicas that exist ends in
 an error instead of a hang. XGBoost binds the port without SO_REUSEADDR: a chief
 restarted within a minute finds it held by the previous run's closed
-connections (TIME_WAIT), and retries until the same deadline.
+connections (TIME_WAIT), and retries, through the core's `wait_for`, as long.
 """
 
 from __future__ import annotations
 
 import contextlib
-import time
+from datetime import timedelta
 from typing import Any
 
 from vtrain import LaunchError
+from vtrain.plugins.wait import Backoff, wait_for
 from vtrain_xgboost.rendezvous import Rendezvous
 
-_FIRST_PAUSE = 0.1
-_MAX_PAUSE = 2.0
 _IN_USE = "Address already in use"
 
 
-def start_tracker(rv: Rendezvous, deadline: float, wait_seconds: float) -> Any:
+def start_tracker(rv: Rendezvous, wait: timedelta) -> Any:
     """A started `xgboost.tracker.RabitTracker` for `rv`'s world; retries a port still in use."""
     from xgboost.core import XGBoostError
     from xgboost.tracker import RabitTracker
 
-    pause = _FIRST_PAUSE
-    while True:
+    where = f"{rv.bind_host}:{rv.tracker_port}"
+    hint = "the chief's port from the cluster is the tracker's; another program may hold it"
+    started: list[Any] = []
+
+    def listen() -> str | None:
         try:
             tracker = RabitTracker(
                 n_workers=rv.world_size,
                 host_ip=rv.bind_host,
                 port=rv.tracker_port or 0,
                 sortby="task",
-                timeout=max(1, round(wait_seconds)),
+                timeout=max(1, round(wait.total_seconds())),
             )
-            break
         except XGBoostError as e:
-            if _IN_USE not in str(e) or time.monotonic() + pause > deadline:
-                raise LaunchError(
-                    f"XGBoost's tracker cannot listen on {rv.bind_host}:{rv.tracker_port}: "
-                    + _first_line(e, _IN_USE),
-                    source=rv.address_source,
-                    value=rv.tracker_address,
-                    expected="a port of the chief's that nothing else uses",
-                    hint="the chief's port from the cluster is the tracker's; "
-                    "another program on the chief may hold it",
-                ) from None
-        time.sleep(pause)
-        pause = min(pause * 2, _MAX_PAUSE)
+            if _IN_USE in str(e):
+                return _first_line(e, _IN_USE)
+            raise LaunchError(
+                f"XGBoost's tracker cannot listen on {where}: " + _first_line(e, _IN_USE),
+                source=rv.address_source,
+                value=rv.tracker_address,
+                expected="a port of the chief's that nothing else uses",
+                hint=hint,
+            ) from None
+        started.append(tracker)
+        return None
+
+    wait_for(
+        listen,
+        what="XGBoost's tracker's port",
+        address=where,
+        source=rv.address_source,
+        deadline=wait,
+        backoff=Backoff(first=0.1, most=2.0),
+        failed="did not come free",
+        hint=hint,
+    )
+    tracker = started[0]
     tracker.start()
     return tracker
 

@@ -3,9 +3,19 @@
 from __future__ import annotations
 
 import pytest
+from platform_examples import VERTEX_CLUSTER, cluster_spec, tf_config
 
-from vtrain import UsageError
-from vtrain_xgboost import file_share, row_block
+from vtrain import ClusterInfo, UsageError
+from vtrain_xgboost import Rendezvous, XGBoostHandle, row_block
+
+CLUSTER = {"chief": ["10.0.0.2:2222"], "worker": ["10.0.0.3:2222"]}
+
+
+def handle_of(env: dict[str, str]) -> XGBoostHandle:
+    """The handle `configure` returns for `env`, without entering a collective (no XGBoost)."""
+    info = ClusterInfo.from_env(env)
+    rv = None if info.rank is None else Rendezvous.from_cluster(info)
+    return XGBoostHandle(info=info, is_leader=False, rendezvous=rv, link=None, environ=env)
 
 
 @pytest.mark.parametrize(("total", "world"), [(1, 1), (10, 3), (3000, 3), (7, 7), (100, 8)])
@@ -21,9 +31,14 @@ def test_rank_1_of_3_reads_the_second_block() -> None:
     assert row_block(10, 0, 3) == slice(0, 4) and row_block(10, 2, 3) == slice(7, 10)
 
 
-def test_files_go_round_robin() -> None:
+def test_shard_goes_round_robin_and_row_block_in_blocks() -> None:
+    # `shard` means what it means on every handle; the contiguous split has its own name.
     files = [f"part-{i}.csv" for i in range(5)]
-    assert [file_share(files, r, 2) for r in range(2)] == [files[0::2], files[1::2]]
+    handles = [handle_of({"TF_CONFIG": tf_config(CLUSTER, role, 0)}) for role in CLUSTER]
+    assert [h.rank for h in handles] == [0, 1]
+    assert [h.shard(files) for h in handles] == [files[0::2], files[1::2]]
+    assert [h.row_block(files) for h in handles] == [files[:3], files[3:]]
+    assert [h.rows(5) for h in handles] == [slice(0, 3), slice(3, 5)]
 
 
 @pytest.mark.parametrize(
@@ -36,14 +51,20 @@ def test_files_go_round_robin() -> None:
         ),
         (lambda: row_block(True, 0, 1), r"rows: .* \(got True\)"),
         (
-            lambda: file_share(["a"], 0, 2),
-            r"files: 1 file\(s\) for 2 trainers: some would "
-            r"train on nothing \(got \['a'\]\); expected at least 2",
+            lambda: handle_of({"TF_CONFIG": tf_config(CLUSTER, "worker", 0)}).row_block(["a"]),
+            r"rows: cannot give each of 2 trainer\(s\) at least one row \(got 1\)",
         ),
         (
-            lambda: file_share("gs://b/*.csv", 0, 2),
-            r"files: one string, not a list of files "
-            r"\(got 'gs://b/\*.csv'\)",
+            lambda: handle_of(
+                {"CLUSTER_SPEC": cluster_spec(VERTEX_CLUSTER, "workerpool2", 0)}
+            ).shard(["a", "b"]),
+            r"shard: a ps replica has no share: it does not train \(got 'ps'\)",
+        ),
+        (
+            lambda: handle_of(
+                {"CLUSTER_SPEC": cluster_spec(VERTEX_CLUSTER, "workerpool2", 0)}
+            ).row_block(["a", "b"]),
+            r"rows: a ps replica has no share: it does not train \(got 'ps'\)",
         ),
     ],
 )

@@ -24,7 +24,7 @@ result = {"role": handle.role, "rank": handle.rank, "world_size": handle.world_s
           "is_leader": handle.is_leader,
           # Read again after configure() rewrote RANK & co.: must agree (checkpoints, metrics).
           "is_chief_again": vtrain.ClusterInfo.from_env().is_chief}  # fmt: skip
-if handle.in_world:
+if handle.rank is not None:
     value = torch.tensor([float(handle.rank + 1)])
     dist.all_reduce(value)
     result["sum"] = value.item()

@@ -43,14 +43,13 @@ class KillAt(xgb.callback.TrainingCallback):
         return False
 
 
-if not handle.in_collective:  # ps, evaluator: outside the collective, nothing to train
+if handle.rank is None:  # ps, evaluator: outside the collective, nothing to train
     Path(os.environ["RESULTS"], f"{me.role}-{me.index}.json").write_text(
         json.dumps(
             {
                 "role": me.role,
                 "rank": handle.rank,
                 "world_size": handle.world_size,
-                "in_collective": False,
                 "distributed": handle.distributed,
             }
         )
@@ -70,7 +69,8 @@ with handle:
     )
     x, y = synthetic_data(ROWS)
     rows = handle.rows(ROWS)
-    booster, done = handle.resume()
+    resumed = handle.resume()
+    booster, done = resumed.state, resumed.done
     sklearn = os.environ.get("API") == "sklearn"
     metric = "validation_0-rmse" if sklearn else "validation-rmse"  # the estimator's eval name
     callbacks = handle.callbacks(checkpoint_every=EVERY, metric=metric)

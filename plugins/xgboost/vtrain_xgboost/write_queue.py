@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 
-class Writer:
+class WriteQueue:
     """A FIFO of writes run on one daemon thread, started on first use."""
 
     def __init__(self) -> None:
