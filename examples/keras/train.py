@@ -56,9 +56,9 @@ def main() -> None:
 
     with handle.scope():
         model = build()
-    # After a restart (a VM that went away, a preemption) this loads the newest checkpoint
-    # and says which epoch to go on from; on the first run it returns 0.
-    initial_epoch = handle.resume(model)
+    # After a restart (a VM that went away, a preemption) this loads the newest checkpoint;
+    # `done` is the epochs it had completed, where fit goes on from (0 on the first run).
+    initial_epoch = handle.resume(model).done
     dataset = tf.data.Dataset.from_tensor_slices((x, y)).repeat().batch(args.batch_size)
     callbacks = handle.callbacks(monitor="loss", backup=False)  # resume replaces BackupAndRestore
     callbacks += [

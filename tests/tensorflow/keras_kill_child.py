@@ -55,7 +55,7 @@ def child(config: dict[str, Any], conn: Any) -> None:
     model = tiny(keras)
     # Eager batches: a child lives for a second or so, and tracing fit would take most of it.
     model.run_eagerly = True
-    initial = handle.resume(model, filepath=config["plain"])
+    initial = handle.resume(model, filepath=config["plain"]).done
 
     def say(text: str) -> None:
         conn.send_bytes(text.encode())  # one write, well under PIPE_BUF: never torn

@@ -78,7 +78,7 @@ def test_best_is_the_best_value_not_the_newest(handle: Any) -> None:
 def test_nothing_to_resume_gives_epoch_0_and_no_best(handle: Any) -> None:
     model = tiny(handle.keras)
     before = state(model)
-    assert handle.resume(model) == 0
+    assert handle.resume(model).done == 0
     assert handle.best() is None and handle.best(model) is None
     assert same(state(model), before)
 
@@ -92,7 +92,7 @@ def test_resume_restores_weights_and_optimizer_of_the_newest_step(
     checkpoint = handle.model_checkpoint(save_weights_only=weights_only)
     fit(model, 3, [checkpoint, recorder(keras, states)])
     fresh = tiny(keras)
-    assert handle.resume(fresh) == 3
+    assert handle.resume(fresh).done == 3
     assert same(state(fresh), states[3])  # Adam's step count and moments included
 
 
@@ -108,7 +108,7 @@ def test_a_damaged_committed_step_is_never_loaded(handle: Any) -> None:
     model_file.write_bytes(bytes(data))
     fresh = tiny(keras)
     with pytest.warns(RuntimeWarning, match=r"skipped a damaged checkpoint: .*CRC-32"):
-        assert handle.resume(fresh) == 1
+        assert handle.resume(fresh).done == 1
     assert same(state(fresh), states[1])
 
 
@@ -150,7 +150,7 @@ def test_resume_skips_a_torn_plain_modelcheckpoint_file(
 
     fresh = tiny(keras)
     with pytest.warns(RuntimeWarning, match=rf"skipped {newest}: torn or incomplete"):
-        assert handle.resume(fresh, filepath=filepath if given else None) == 2
+        assert handle.resume(fresh, filepath=filepath if given else None).done == 2
     assert same(state(fresh), states[2])
 
 
@@ -246,7 +246,7 @@ def test_gs_checkpoints_resume_and_plain_files_through_the_emulator(
     assert any(n.endswith("/COMMIT.json") for n in names), names
 
     fresh = tiny(keras)
-    assert handle.resume(fresh) == 3
+    assert handle.resume(fresh).done == 3
     assert same(state(fresh), states[3])
     assert handle.best(fresh).epoch + 1 == 3
     assert handle.save_model(fresh) == f"{base}/model/model.keras"
@@ -261,6 +261,6 @@ def test_gs_checkpoints_resume_and_plain_files_through_the_emulator(
         blob.upload_from_filename(str(local / f"ckpt-{epoch:04d}.keras"))
     fresh = tiny(keras)
     with pytest.warns(RuntimeWarning, match=rf"skipped {base}/checkpoints/ckpt-0005.keras: torn"):
-        assert handle.resume(fresh) == 4
+        assert handle.resume(fresh).done == 4
     assert same(state(fresh), states[4])
     assert zipfile.is_zipfile(local / "ckpt-0004.keras")

@@ -11,6 +11,8 @@ import pytest
 from platform_examples import tf_config
 
 DISTRIBUTED = tf_config({"chief": ["127.0.0.1:1"], "worker": ["127.0.0.1:2"]}, "worker", 0)
+# The evaluator of that job: configure() returns at once, with no chief to wait for.
+EVALUATOR = tf_config({"chief": ["127.0.0.1:1"], "worker": ["127.0.0.1:2"]}, "evaluator", 0)
 
 
 def python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -26,19 +28,14 @@ def python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
 
 SHOW = (
     "import json, vtrain\n"
-    "from vtrain_tensorflow.keras_choice import select_keras\n"
-    "from vtrain_tensorflow.tf_config_writer import write_tf_config\n"
-    "import os\n"
-    "info = vtrain.ClusterInfo.from_env()\n"
-    "write_tf_config(info, os.environ)\n"
-    "chosen = select_keras(info, os.environ)\n"
+    "handle = vtrain.plugins.get('tensorflow').configure()\n"
     "import tensorflow as tf\n"
-    "print(json.dumps([chosen, tf.keras.layers.Dense.__module__.split('.')[0]]))\n"
+    "print(json.dumps([handle.keras_version, tf.keras.layers.Dense.__module__.split('.')[0]]))\n"
 )
 
 
 def test_multi_worker_gets_legacy_keras() -> None:
-    done = python(SHOW, TF_CONFIG=DISTRIBUTED)
+    done = python(SHOW, TF_CONFIG=EVALUATOR)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.splitlines()[-1]) == ["tf_keras", "tf_keras"]
 
@@ -50,9 +47,7 @@ def test_a_single_process_keeps_keras_3() -> None:
 
 
 def test_tensorflow_imported_first_works_when_legacy_keras_was_chosen_in_time() -> None:
-    done = python(
-        "import tensorflow as tf\n" + SHOW, TF_CONFIG=DISTRIBUTED, TF_USE_LEGACY_KERAS="1"
-    )
+    done = python("import tensorflow as tf\n" + SHOW, TF_CONFIG=EVALUATOR, TF_USE_LEGACY_KERAS="1")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.splitlines()[-1]) == ["tf_keras", "tf_keras"]
 

@@ -128,10 +128,11 @@ class Handle:
         """
         from vtrain.data import files
 
+        rank, world_size = (None, None) if self.rank is None else self._place("share")
         return files(
             split,
-            rank=self.rank,
-            world_size=None if self.rank is None else self.world_size,
+            rank=rank,
+            world_size=world_size,
             by_record=by_record,
             uri=uri,
             environ=self.environ,
@@ -155,7 +156,11 @@ class Handle:
         return list(deal(items, rank, world_size))
 
     def _place(self, what: str) -> tuple[int, int]:
-        """(rank, world_size) of this trainer; a UsageError naming `what` off the collective."""
+        """Which part of the input this trainer reads, as (k, n); a UsageError off the collective.
+
+        (rank, world_size), unless the framework feeds its workers another way: a
+        plugin overrides this, not `share` or `shard`, so the words keep one meaning.
+        """
         if self.rank is None:
             raise UsageError(
                 f"{_article(self.role)} {self.role} replica has no share: it does not train",

@@ -3,38 +3,62 @@
 from __future__ import annotations
 
 import os
-import tempfile
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from vtrain import RunContext, UsageError
-from vtrain.cluster import EVALUATOR
-from vtrain.plugins.base import Handle
-from vtrain.preemption import DEFAULT_GRACE
-from vtrain.storage import open_location
+from vtrain.cluster import EVALUATOR, WORKER
+from vtrain.errors import UsageError
+from vtrain.plugins.handle import Handle, Resumed
 from vtrain_tensorflow.keras_callbacks import hypertune_callback
+from vtrain_tensorflow.model_checkpoint import model_checkpoint
+from vtrain_tensorflow.preemption import preemption_callback
+from vtrain_tensorflow.tf_config_writer import uses_parameter_servers
 
 if TYPE_CHECKING:
-    from vtrain.checkpoints import CheckpointManager
     from vtrain_tensorflow.keras_checkpoint import KerasCheckpoint
 
 BACKUP = "backup"
 EVALUATION = "eval"
-KERAS = "keras"
-"""The subfolder model_checkpoint and preemption_callback commit to, and resume reads."""
 
 
 @dataclass(frozen=True)
 class TensorFlowHandle(Handle):
-    """This replica's strategy and role; helpers for callbacks, saving and evaluation."""
+    """This replica's strategy and role; helpers for callbacks, saving and evaluation.
+
+    `world_size` counts the trainers of the collective: the chief and the workers
+    under MultiWorkerMirroredStrategy, the workers under parameter-server training
+    (the chief coordinates them). `num_replicas_in_sync` is the strategy's count
+    of model replicas (one per GPU), which the global batch follows.
+    """
 
     strategy: Any
     keras_version: str
     """tf_keras (legacy, for distributed training) or keras_3."""
-    context: RunContext
-    environ: Mapping[str, str] = field(default_factory=lambda: os.environ, repr=False)
-    """The environment `configure` read: storage settings (the /gcs mount, the emulator)."""
+
+    model_name: ClassVar[str] = "model.keras"
+    # Saving a distributed model may run collective ops: every replica writes, the leader's lands.
+    saves_collectively: ClassVar[bool] = True
+    checkpoint_subfolder: ClassVar[str | None] = "keras"
+
+    # Each defined beside the callback it builds, with its keyword list there alone.
+    model_checkpoint = model_checkpoint
+    preemption_callback = preemption_callback
+
+    @property
+    def world_size(self) -> int:
+        """Trainers in the collective: chief and workers, or parameter-server training's workers."""
+        if self.rank is not None and uses_parameter_servers(self.info):
+            return sum(address is not None for address in self.info.cluster.get(WORKER, ()))
+        return super().world_size
+
+    def _place(self, what: str) -> tuple[int, int]:
+        """Under parameter-server training the coordinator reads the whole input.
+
+        Keras hands the dataset the coordinator builds to every worker (tf-keras's
+        data adapter): a share of 1/W there would train every worker on 1/W of it.
+        """
+        place = super()._place(what)
+        return (0, 1) if uses_parameter_servers(self.info) else place
 
     @property
     def num_replicas_in_sync(self) -> int:
@@ -52,105 +76,57 @@ class TensorFlowHandle(Handle):
 
         return tf.keras
 
-    def checkpoint_dir(self, kind: str) -> str:
-        """`<AIP_CHECKPOINT_DIR>/<kind>`: where the backups and evaluation checkpoints go."""
+    def _folder(self, kind: str) -> str:
         return os.path.join(self.context.checkpoint_dir, kind)
 
-    def checkpoint_manager(
+    # -- input ------------------------------------------------------------------------------
+
+    def dataset(
         self,
-        directory: str | None = None,
+        split: str = "training",
         *,
-        keep: int | None = None,
-        keep_every: int | None = None,
-    ) -> CheckpointManager:
-        """The CheckpointManager behind model_checkpoint, preemption_callback, resume and best.
+        format: str | None = None,
+        by_record: bool = False,
+        output_signature: Any = None,
+        uri: str | None = None,
+        client: Any = None,
+    ) -> Any:
+        """A tf.data.Dataset of this replica's `share` of `split`, which TensorFlow won't re-shard.
 
-        Default folder: `<AIP_CHECKPOINT_DIR>/keras`, already one per tuning trial;
-        an explicit `directory` gets a `trial-<id>` subfolder under tuning.
+        Pass it to `fit` or `strategy.experimental_distribute_dataset` as it is:
+        its AutoShardPolicy is OFF, since vtrain.data already gave every replica
+        its own files (`by_record=True`: its own records of every file). TFRecord
+        gives scalar tf.string records. JSON Lines and CSV give dicts shaped by
+        `output_signature`, else by the first record (ints as int64, floats as
+        float32, lists of any length); pass it when records vary, or when a
+        replica may read nothing. `format`, `uri`, `client`: as vtrain.data.records.
         """
-        from vtrain.checkpoints import CheckpointManager
+        from vtrain_tensorflow.data import share_dataset
 
-        return CheckpointManager(
-            self.checkpoint_dir(KERAS) if directory is None else directory,
-            keep=keep,
-            keep_every=keep_every,
-            is_leader=self.is_leader,
+        return share_dataset(
+            self.share(split, by_record=by_record, uri=uri, client=client),
+            format=format,
+            output_signature=output_signature,
             environ=self.environ,
-            per_trial=directory is not None,
+            client=client,
         )
 
-    def model_checkpoint(
-        self,
-        monitor: str = "val_loss",
-        verbose: int = 0,
-        save_best_only: bool = False,
-        save_weights_only: bool = False,
-        mode: str = "auto",
-        save_freq: str | int = "epoch",
-        initial_value_threshold: float | None = None,
-        *,
-        keep: int | None = None,
-        keep_every: int | None = None,
-        directory: str | None = None,
-        blocking: bool = False,
-    ) -> Any:
-        """Keras' ModelCheckpoint, with ModelCheckpoint's arguments, every save a committed step.
-
-        Atomic on a local disk, /gcs and gs://; only the leader's copy lands;
-        `keep` newest steps (plus every `keep_every`-th batch step) are kept;
-        each step records its epoch, batch and `logs[monitor]` for `resume`
-        and `best`. Every replica must run it, as Keras' own. Each step is
-        committed in the background while training goes on, unless `blocking`.
-        """
-        from vtrain_tensorflow.model_checkpoint import model_checkpoint_callback
-
-        return model_checkpoint_callback(
-            self.keras,
-            self.checkpoint_manager(directory, keep=keep, keep_every=keep_every),
-            monitor=monitor,
-            verbose=verbose,
-            save_best_only=save_best_only,
-            save_weights_only=save_weights_only,
-            mode=mode,
-            save_freq=save_freq,
-            initial_value_threshold=initial_value_threshold,
-            blocking=blocking,
-        )
-
-    def preemption_callback(
-        self,
-        *,
-        grace: float = DEFAULT_GRACE,
-        save_weights_only: bool = False,
-        directory: str | None = None,
-    ) -> Any:
-        """On SIGTERM, commit one checkpoint at the next batch end, then exit 143 (restart me).
-
-        Under parameter-server training, at the next epoch's end: Keras allows no batch
-        hooks there.
-        """
-        from vtrain_tensorflow.preemption import preemption_callback
-        from vtrain_tensorflow.tf_config_writer import uses_parameter_servers
-
-        return preemption_callback(
-            self.keras,
-            self.checkpoint_manager(directory),
-            grace=grace,
-            save_weights_only=save_weights_only,
-            batch_hooks=not uses_parameter_servers(self.info),
-        )
+    # -- checkpoints, the model -------------------------------------------------------------
 
     def resume(
         self, model: Any, *, directory: str | None = None, filepath: str | None = None
-    ) -> int:
-        """Load the newest whole checkpoint into `model`; return `fit`'s initial_epoch (0: none).
+    ) -> Resumed:
+        """Load the newest whole checkpoint into `model`; `done` is `fit`'s initial_epoch.
 
-        Reads model_checkpoint's committed steps, and the files a plain
-        ModelCheckpoint wrote: into `filepath`'s folder, named as `filepath`
-        formats them (e.g. `.../ckpt-{epoch:04d}.keras`), or by default any
-        numbered .keras / .weights.h5 / .h5 file in AIP_CHECKPOINT_DIR. A torn
-        file is skipped with a warning that names it. Every replica must call it.
+        Reads the committed steps of `checkpoints` (or `directory`), and the files
+        a plain ModelCheckpoint wrote: into `filepath`'s folder, named as
+        `filepath` formats them (e.g. `.../ckpt-{epoch:04d}.keras`), or by default
+        any numbered .keras / .weights.h5 / .h5 file in AIP_CHECKPOINT_DIR. A torn
+        file is skipped with a warning that names it. A step cut short mid-epoch
+        gives that epoch again: it is replayed from its first batch. `uri` is the
+        checkpoint loaded; a fresh start is falsy, `done` 0. Every replica must call it.
         """
+        from vtrain.storage import open_location
         from vtrain_tensorflow.resume import resume_from
 
         folder = self.context.checkpoint_dir if filepath is None else os.path.dirname(filepath)
@@ -162,14 +138,14 @@ class TensorFlowHandle(Handle):
             filepath=filepath,
         )
         if record is None:
-            return 0
+            return Resumed()
         cut = "" if record.batch is None else f", cut short after batch {record.batch}"
         print(
             f"vtrain: resumed from {record.uri} (epoch {record.epoch + 1}{cut}); "
             f"initial_epoch={record.initial_epoch}",
             flush=True,
         )
-        return record.initial_epoch
+        return Resumed(done=record.initial_epoch, uri=record.uri)
 
     def best(self, model: Any = None, *, directory: str | None = None) -> KerasCheckpoint | None:
         """The committed checkpoint with the best monitored value; loaded into `model` if given.
@@ -194,52 +170,12 @@ class TensorFlowHandle(Handle):
 
         return resume.load_best(model, manager, self.strategy, load)
 
-    def dataset(
-        self,
-        split: str = "training",
-        *,
-        format: str | None = None,
-        by_record: bool = False,
-        output_signature: Any = None,
-        uri: str | None = None,
-        client: Any = None,
-    ) -> Any:
-        """A tf.data.Dataset of this replica's share of `split`, which TensorFlow will not re-shard.
+    def write_model(self, model: Any, folder: str, name: str) -> str:
+        """`model.save` as `name` in `folder`: a .keras file, or a SavedModel folder (tf-keras)."""
+        model.save(os.path.join(folder, name))
+        return name
 
-        Pass it to `fit` or `strategy.experimental_distribute_dataset` as it is:
-        its AutoShardPolicy is OFF, since vtrain.data already gave every replica
-        its own files (`by_record=True`: its own records of every file). TFRecord
-        gives scalar tf.string records. JSON Lines and CSV give dicts shaped by
-        `output_signature`, else by the first record (ints as int64, floats as
-        float32, lists of any length); pass it when records vary, or when a
-        replica may read nothing. `format`, `uri`, `client`: as vtrain.data.records.
-        """
-        from vtrain.data import files
-        from vtrain_tensorflow.data import share_dataset
-
-        share = files(split, by_record=by_record, uri=uri, environ=self.environ, client=client)
-        return share_dataset(
-            share,
-            format=format,
-            output_signature=output_signature,
-            environ=self.environ,
-            client=client,
-        )
-
-    def barrier(self) -> None:
-        """Wait for every worker of MultiWorkerMirroredStrategy (a no-op otherwise).
-
-        Call it on every trainer. It is one all-reduce of a scalar: each worker leaves
-        it only after every other has reached it.
-        """
-        from vtrain_tensorflow.tf_config_writer import uses_parameter_servers
-
-        if self.info.num_trainers < 2 or uses_parameter_servers(self.info):
-            return
-        import tensorflow as tf
-
-        one = self.strategy.run(lambda: tf.constant(1.0))
-        self.strategy.reduce(tf.distribute.ReduceOp.SUM, one, axis=None)
+    # -- Keras' own callbacks, the side-car evaluator ---------------------------------------
 
     def callbacks(
         self,
@@ -253,43 +189,26 @@ class TensorFlowHandle(Handle):
 
         Every trainer passes the chief's real folders: legacy Keras gives each
         non-chief worker a private temporary folder inside, writes only the
-        chief's, and restores every worker from it after a restart.
+        chief's, and restores every worker from it after a restart. The metric
+        goes through `report`, from the leader.
         """
         keras = self.keras
         found: list[Any] = []
         if backup:
-            found.append(keras.callbacks.BackupAndRestore(backup_dir=self.checkpoint_dir(BACKUP)))
+            found.append(keras.callbacks.BackupAndRestore(backup_dir=self._folder(BACKUP)))
         if tensorboard:
             found.append(keras.callbacks.TensorBoard(log_dir=self.context.tensorboard_dir))
         if monitor is not None:
-            found.append(hypertune_callback(keras, monitor, tag))
+            found.append(hypertune_callback(keras, self.report, monitor, tag))
         if self.info.cluster.get(EVALUATOR):
             # The side-car evaluator follows these: weights only, one per epoch.
             found.append(
                 keras.callbacks.ModelCheckpoint(
-                    filepath=os.path.join(self.checkpoint_dir(EVALUATION), "ckpt-{epoch:04d}"),
+                    filepath=os.path.join(self._folder(EVALUATION), "ckpt-{epoch:04d}"),
                     save_weights_only=True,
                 )
             )
         return found
-
-    def save_model(self, model: Any, name: str = "model.keras") -> str | None:
-        """Save `model` to AIP_MODEL_DIR from the leader; return where, or None elsewhere.
-
-        Every replica must call it: saving a distributed model may run collective
-        ops. Other replicas save into a temporary folder that is then removed, as
-        TensorFlow documents for multi-worker saving. Keras writes to a local
-        folder first, so a gs:// model dir works without a FUSE mount.
-        """
-        with tempfile.TemporaryDirectory(prefix="vtrain-model-") as scratch:
-            local = os.path.join(scratch, name)
-            model.save(local)
-            if not self.is_leader:
-                return None
-            target = open_location(self.context.model_dir, environ=self.environ)
-            target.makedirs()
-            target.upload(local, name)  # a file (.keras) or a folder (SavedModel)
-            return target.join(name).uri
 
     def evaluate_checkpoints(
         self,
@@ -311,8 +230,29 @@ class TensorFlowHandle(Handle):
         self.keras.utils.SidecarEvaluator(
             model=model,
             data=data,
-            checkpoint_dir=self.checkpoint_dir(EVALUATION),
+            checkpoint_dir=self._folder(EVALUATION),
             steps=steps,
             max_evaluations=max_evaluations,
             callbacks=callbacks,
         ).start()
+
+    # -- together, and the end --------------------------------------------------------------
+
+    def barrier(self) -> None:
+        """Wait for every worker of MultiWorkerMirroredStrategy (a no-op otherwise).
+
+        Call it on every trainer. It is one all-reduce of a scalar: each worker leaves
+        it only after every other has reached it.
+        """
+        if self.world_size < 2 or uses_parameter_servers(self.info):
+            return
+        import tensorflow as tf
+
+        one = self.strategy.run(lambda: tf.constant(1.0))
+        self.strategy.reduce(tf.distribute.ReduceOp.SUM, one, axis=None)
+
+    def close(self) -> None:
+        """Wait for the last checkpoint to commit, raising its failure; safe to call twice."""
+        manager = self.__dict__.get("checkpoints")  # only if `checkpoints` was ever made
+        if manager is not None:
+            manager.close()

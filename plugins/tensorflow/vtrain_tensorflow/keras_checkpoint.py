@@ -25,6 +25,7 @@ from vtrain.checkpoints.checksums import checksum
 from vtrain.checkpoints.layout import step_folder
 from vtrain.checkpoints.restore import committed_manifest
 from vtrain.errors import CheckpointError
+from vtrain_tensorflow.internals import optimizer_built
 
 RECORD = "vtrain-keras.json"
 MODEL = "model.keras"
@@ -152,8 +153,7 @@ def build_optimizer(model: Any) -> None:
     optimizer = getattr(model, "optimizer", None)
     if optimizer is None or not hasattr(optimizer, "build"):
         return
-    # Keras 3 says `built`, tf-keras `_built`.
-    if not (getattr(optimizer, "built", False) or getattr(optimizer, "_built", False)):
+    if not optimizer_built(optimizer):
         optimizer.build(model.trainable_variables)
 
 

@@ -11,13 +11,12 @@ variable then, so it must be set before that, ideally before `import tensorflow`
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Mapping
 
 from vtrain import ClusterInfo, UsageError
+from vtrain_tensorflow.internals import KERAS_3, LEGACY, keras_routing
 
 VARIABLE = "TF_USE_LEGACY_KERAS"
-LEGACY = "tf_keras"
-KERAS_3 = "keras_3"
 
 
 def wanted(info: ClusterInfo) -> str:
@@ -26,21 +25,9 @@ def wanted(info: ClusterInfo) -> str:
 
 
 def resolved() -> str | None:
-    """The Keras TensorFlow already routes to, or None while TensorFlow is not imported.
-
-    `import tensorflow` fixes where `from tensorflow.keras import …` leads, by
-    TF_USE_LEGACY_KERAS as it was then; `tf.keras` follows on first use.
-    """
+    """The Keras TensorFlow already routes `tf.keras` to, or None while it is not imported."""
     tf = sys.modules.get("tensorflow")
-    if tf is None:
-        return None
-    keras = tf.__dict__.get("keras")
-    if type(keras).__name__ == "KerasLazyLoader" and keras.__dict__.get("_tfll_initialized"):
-        return str(keras.__dict__.get("_tfll_keras_version"))
-    if keras is not None and type(keras).__name__ != "KerasLazyLoader":
-        # Once loaded, the lazy loader replaces itself with the module it chose.
-        return LEGACY if keras.__name__.startswith("tf_keras") else KERAS_3
-    return LEGACY if tf.__dict__.get("_tf_uses_legacy_keras") else KERAS_3
+    return None if tf is None else keras_routing(tf)
 
 
 def check_not_too_late(info: ClusterInfo) -> None:
@@ -64,11 +51,3 @@ def chosen(info: ClusterInfo, environ: Mapping[str, str]) -> str:
     if wanted(info) == LEGACY:
         return LEGACY
     return LEGACY if environ.get(VARIABLE, "") in ("1", "true", "True") else KERAS_3
-
-
-def select_keras(info: ClusterInfo, environ: MutableMapping[str, str]) -> str:
-    """Route `tf.keras` to the Keras that works for this cluster; refuse if it is too late."""
-    check_not_too_late(info)
-    if wanted(info) == LEGACY:
-        environ[VARIABLE] = "1"
-    return chosen(info, environ)

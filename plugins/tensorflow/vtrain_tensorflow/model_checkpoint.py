@@ -14,12 +14,13 @@ the step is synced or uploaded and committed in the background; the end of
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from vtrain.checkpoints import CheckpointManager
 from vtrain.errors import UsageError
-from vtrain_tensorflow.keras_checkpoint import KerasCheckpoint, records, writer
-from vtrain_tensorflow.progress import Progress
+
+if TYPE_CHECKING:
+    from vtrain_tensorflow.handle import TensorFlowHandle
+    from vtrain_tensorflow.keras_checkpoint import KerasCheckpoint
 
 MODES = ("auto", "min", "max")
 # Keras' own rule for mode="auto", by the metric's name: these grow as the model improves.
@@ -82,10 +83,8 @@ def best_value(found: list[KerasCheckpoint], monitor: str, mode: str) -> float |
     return best
 
 
-def model_checkpoint_callback(
-    keras: Any,
-    manager: CheckpointManager,
-    *,
+def model_checkpoint(
+    handle: TensorFlowHandle,
     monitor: str = "val_loss",
     verbose: int = 0,
     save_best_only: bool = False,
@@ -93,11 +92,29 @@ def model_checkpoint_callback(
     mode: str = "auto",
     save_freq: str | int = "epoch",
     initial_value_threshold: float | None = None,
+    *,
+    keep: int | None = None,
+    keep_every: int | None = None,
+    directory: str | None = None,
     blocking: bool = False,
 ) -> Any:
-    """A Keras callback that saves as ModelCheckpoint would, each save a committed step."""
+    """Keras' ModelCheckpoint, with ModelCheckpoint's arguments, every save a committed step.
+
+    Atomic on a local disk, /gcs and gs://; only the leader's copy lands;
+    `keep` newest steps (plus every `keep_every`-th batch step) are kept;
+    each step records its epoch, batch and `logs[monitor]` for `resume`
+    and `best`. Every replica must run it, as Keras' own. Each step is
+    committed in the background while training goes on, unless `blocking`.
+    Saves go to `checkpoints` (`<AIP_CHECKPOINT_DIR>/keras`), or to `directory`.
+    """
+    from vtrain_tensorflow.keras_checkpoint import records, writer
+    from vtrain_tensorflow.progress import Progress
+
     direction = resolve_mode(monitor, mode, needed=save_best_only)
     frequency = check_save_freq(save_freq)
+    every = 0 if frequency == "epoch" else int(frequency)
+    keras: Any = handle.keras
+    manager = handle.checkpoint_manager(directory, keep=keep, keep_every=keep_every)
 
     class VtrainModelCheckpoint(keras.callbacks.Callback):  # type: ignore[misc]
         """ModelCheckpoint's decisions; CheckpointManager's commit."""
@@ -180,7 +197,7 @@ def model_checkpoint_callback(
             before = self.progress.in_epoch
             self.progress.batch_end(batch)
             self._since_save += self.progress.in_epoch - before
-            if self._since_save >= self.save_freq:
+            if self._since_save >= every:
                 self._since_save = 0
                 self._save(logs, at_epoch_end=False)
 

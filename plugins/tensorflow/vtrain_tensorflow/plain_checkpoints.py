@@ -84,7 +84,8 @@ def find(location: Location, filepath: str | None = None) -> list[PlainFile]:
             if match is None:
                 continue
             batch = match.groupdict().get("batch")
-            found.append(PlainFile(name, int(match["epoch"]), batch and int(batch)))
+            epoch = int(match["epoch"])
+            found.append(PlainFile(name, epoch, None if batch is None else int(batch)))
         elif number := _FIRST_NUMBER.search(name):
             found.append(PlainFile(name, int(number.group())))
     return sorted(found, key=lambda f: (f.progress, f.name), reverse=True)
@@ -101,7 +102,8 @@ def damage(path: str) -> str | None:
                 if not archive.namelist():
                     return "an empty archive"
             return None
-        import h5py  # Keras' own dependency; only HDF5 files need it
+        # Keras' own dependency; only HDF5 files need it (untyped, and not in the lint session).
+        import h5py
 
         with h5py.File(path, "r") as f:
             f.visititems(_read_dataset)

@@ -8,16 +8,14 @@ import threading
 from collections.abc import Mapping, MutableMapping
 from datetime import timedelta
 
-from vtrain import ClusterInfo, ConfigError, RunContext
+from vtrain import ClusterInfo, ConfigError
 from vtrain.cluster import CHIEF, PS, WORKER
 from vtrain.plugins.base import KubeflowJob, Plugin
-from vtrain.plugins.wait import split_address, wait_for_chief
+from vtrain.plugins.wait import DEFAULT_WAIT, split_address, wait_for_chief
 from vtrain_tensorflow.handle import TensorFlowHandle
-from vtrain_tensorflow.keras_choice import LEGACY, VARIABLE, check_not_too_late, chosen, wanted
+from vtrain_tensorflow.internals import LEGACY
+from vtrain_tensorflow.keras_choice import VARIABLE, check_not_too_late, chosen, wanted
 from vtrain_tensorflow.tf_config_writer import tf_config_for, uses_parameter_servers
-
-# Replicas start minutes apart on Vertex; a worker waits this long for the chief to listen.
-DEFAULT_WAIT = timedelta(minutes=30)
 
 
 class TensorFlowPlugin(Plugin):
@@ -100,6 +98,5 @@ class TensorFlowPlugin(Plugin):
             is_leader=self.leads(info, env),
             strategy=strategy_for(info),
             keras_version=chosen(info, env),
-            context=RunContext.from_env(env, trial_id=info.trial_id),
             environ=env,
         )

@@ -12,28 +12,35 @@ commits, so a restart never sees it.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from vtrain.checkpoints import CheckpointManager
-from vtrain.preemption import PreemptionHandler
-from vtrain_tensorflow.keras_checkpoint import writer
-from vtrain_tensorflow.progress import Progress
+from vtrain.preemption import DEFAULT_GRACE, PreemptionHandler
+from vtrain_tensorflow.tf_config_writer import uses_parameter_servers
+
+if TYPE_CHECKING:
+    from vtrain_tensorflow.handle import TensorFlowHandle
 
 
 def preemption_callback(
-    keras: Any,
-    manager: CheckpointManager,
+    handle: TensorFlowHandle,
     *,
-    grace: float,
+    grace: float = DEFAULT_GRACE,
     save_weights_only: bool = False,
-    batch_hooks: bool = True,
+    directory: str | None = None,
 ) -> Any:
-    """A Keras callback that saves once and exits 143 after SIGTERM, within `grace` seconds.
+    """On SIGTERM, commit one checkpoint at the next batch end, then exit 143 (restart me).
 
-    Without `batch_hooks` (ParameterServerStrategy refuses callbacks that have them)
-    it saves at the next epoch's end instead, if the grace lasts that long.
+    The checkpoint goes to `checkpoints` (or `directory`) within `grace` seconds.
+    Under parameter-server training, at the next epoch's end: Keras allows no batch
+    hooks there (ParameterServerStrategy refuses callbacks that have them).
     """
+    from vtrain_tensorflow.keras_checkpoint import writer
+    from vtrain_tensorflow.progress import Progress
+
     handler = PreemptionHandler(grace=grace)  # checks `grace` now, not when fit starts
+    keras: Any = handle.keras
+    manager = handle.checkpoint_manager(directory)
+    batch_hooks = not uses_parameter_servers(handle.info)
 
     class PreemptionCheckpoint(keras.callbacks.Callback):  # type: ignore[misc]
         """Catches SIGTERM while `fit` runs; saves at the next batch end and exits."""

@@ -42,7 +42,7 @@ def _committed(manager: CheckpointManager) -> Iterator[KerasCheckpoint]:
 
 def _load_committed(
     model: Any, manager: CheckpointManager, step: int, strategy: Any, load: Loader = load_into
-) -> Any:
+) -> KerasCheckpoint | None:
     """Restore `step` (every byte checked) into `model`; its record, or None if it is damaged."""
     try:
         checkpoint = manager.restore(step)
