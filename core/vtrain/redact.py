@@ -5,9 +5,14 @@ my_token, db_password, secretKey); its value is hidden wherever it appears:
 as a mapping entry, an env-list pair, `--flag value` and `--flag=value` in an
 argument list, and the same shapes inside one string (a shell command, a JSON
 document, the repr of a list). The userinfo of any URL (`https://user:pw@host`)
-is hidden whatever the name around it. Over-hiding is the price of never
+is hidden whatever the name around it, and so is a value whose own shape says
+it is a credential, under any name (`GITHUB_PAT=ghp_…`, `SAS=sv=…&sig=…`):
+GitHub tokens, Google API keys, AWS access key ids, JWTs, PEM private keys and
+the signature of a signed URL. Over-hiding is the price of never
 under-hiding: a value is cut at the first blank or quote, so what follows a
 quoted or spaced secret may be hidden with it.
+
+Only what is shown is hidden: the values a job sends are never changed here.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ _SECRET_WORDS = re.compile(
 )
 # Too short to look for inside other words ("monkey", "keyboard"): whole words only, once
 # camelCase is split ("wandbKey" is "wandb_key").
-_SECRET_WHOLE_WORDS = re.compile(r"(?:^|[^a-z])(?:key|keys|pwd|dsn)(?:$|[^a-z])")
+_SECRET_WHOLE_WORDS = re.compile(r"(?:^|[^a-z])(?:key|keys|pwd|dsn|pat|sas)(?:$|[^a-z])")
 
 # A quote, possibly escaped (JSON inside JSON writes \").
 _Q = r"\\*[\"']"
@@ -45,6 +50,27 @@ _URL_USERINFO = re.compile(r"([A-Za-z][\w+.-]*://)([^\s/?#\"'\\]*)@")
 # the same, and hiding every trailing address would hide what most errors are about.
 _URL_CUT = re.compile(
     r"([A-Za-z][\w+.-]*://)(?=[^\s/?#\"'\\@]*[^\w.:%\[\]\s/?#\"'\\@-])[^\s/?#\"'\\@]+\Z"
+)
+# Credentials told by their own shape, whatever they are called. The prefixes are the
+# issuers' own; the lengths are minimums, so that the head of a token cut short by an
+# excerpt is hidden too.
+_SHAPES = re.compile(
+    # PEM private keys (RSA, EC, OPENSSH, ENCRYPTED ...), to their END line or the excerpt's end.
+    r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)"
+    # GitHub: personal, OAuth, user-to-server, server-to-server and refresh tokens.
+    r"|(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{4,}|github_pat_[A-Za-z0-9_]{4,})"
+    # Google API keys.
+    r"|(?<![A-Za-z0-9_-])AIza[A-Za-z0-9_-]{4,}"
+    # AWS access key ids (long-term, temporary, and the other IAM unique-id prefixes).
+    r"|(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|APKA|AROA)[A-Z0-9]{16}(?![A-Z0-9])"
+    # JWTs: a base64url JSON header ("eyJ" is '{"'), a payload, a signature.
+    r"|(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]*)?",
+    re.S,
+)
+# The signature of a signed URL: Azure SAS (sig=), Cloud Storage and S3 (X-*-Signature=).
+_URL_SIGNATURE = re.compile(
+    r"(?<![A-Za-z0-9_-])((?:sig|signature|x-goog-signature|x-amz-signature)=)[^&\s\"'\\#]+",
+    re.I,
 )
 # {"name": "API_TOKEN", "value": "..."} and the reverse order, in any JSON or repr text.
 _PAIR = re.compile(
@@ -97,6 +123,8 @@ def _hide_pair(match: re.Match[str]) -> str:
 
 def redact_text(text: str) -> str:
     """`text` with every secret value, in any shape this module knows, replaced by ***."""
+    text = _SHAPES.sub(HIDDEN, text)
+    text = _URL_SIGNATURE.sub(lambda m: m.group(1) + HIDDEN, text)
     text = _URL_USERINFO.sub(lambda m: m.group(1) + HIDDEN + "@", text)
     text = _URL_CUT.sub(lambda m: m.group(1) + HIDDEN, text)
     text = _PAIR.sub(_hide_pair, text)
@@ -110,9 +138,15 @@ def redact(value: Any) -> Any:
         # The {"name": "API_TOKEN", "value": "…"} pairs of a container's env list.
         if isinstance(value.get("name"), str) and "value" in value and looks_secret(value["name"]):
             return {**{k: redact(v) for k, v in value.items()}, "value": HIDDEN}
+        # A Kubernetes toleration or selector requirement ({key, operator, value}): its "key"
+        # names a node label (cloud.google.com/gke-spot), which is no credential.
+        label_key = "operator" in value and isinstance(value.get("key"), str)
         return {
             k: HIDDEN
-            if isinstance(k, str) and looks_secret(k) and not isinstance(v, Mapping | list)
+            if isinstance(k, str)
+            and looks_secret(k)
+            and not isinstance(v, Mapping | list)
+            and not (label_key and k == "key")
             else redact(v)
             for k, v in value.items()
         }

@@ -266,3 +266,89 @@ def test_vtrain_tune_tables_never_hold_a_secret(name: str, secret: str, url_secr
     result = StudyResult(SUCCEEDED, (trial, failed), trial, "/tmp/study.json")
     printed = summary(study, _shown(result)) + repr(_shown_trial(failed))
     assert secret not in printed and url_secret not in printed
+
+
+# Credentials told by their shape, under names that say nothing: each with a random body.
+_ALNUM = string.ascii_letters + string.digits
+_UPPER = string.ascii_uppercase + string.digits
+_B64URL = _ALNUM + "-_"
+
+
+@st.composite
+def shaped_secrets(draw: st.DrawFn) -> tuple[str, str]:
+    """(the whole value, the part of it that must never be shown)."""
+
+    def body(chars: str, size: int) -> str:
+        return "Zq" + draw(st.text(chars, min_size=size - 2, max_size=size - 2))
+
+    kind = draw(
+        st.sampled_from(["github", "github_pat", "google", "aws", "jwt", "pem", "sig", "goog"])
+    )
+    if kind == "github":
+        secret = body(_ALNUM, 36)
+        return draw(st.sampled_from("pousr")).join(["gh", "_"]) + secret, secret
+    if kind == "github_pat":
+        secret = body(_ALNUM + "_", 82)
+        return "github_pat_" + secret, secret
+    if kind == "google":
+        secret = body(_B64URL, 35)
+        return "AIza" + secret, secret
+    if kind == "aws":
+        secret = body(_UPPER, 16).upper()
+        return draw(st.sampled_from(["AKIA", "ASIA"])) + secret, secret
+    if kind == "jwt":
+        secret = body(_B64URL, 43)
+        return f"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.{secret}", secret
+    if kind == "pem":
+        secret = body(_ALNUM + "+/=", 64)
+        key = draw(st.sampled_from(["", "RSA ", "EC ", "OPENSSH ", "ENCRYPTED "]))
+        pem = f"-----BEGIN {key}PRIVATE KEY-----\n{secret}\n-----END {key}PRIVATE KEY-----"
+        return pem, secret
+    secret = body(_ALNUM + "%", 24)
+    if kind == "sig":
+        return f"sv=2022-11-02&ss=b&sig={secret}&se=2030", secret
+    return f"https://storage.googleapis.com/b/o?X-Goog-Date=1&X-Goog-Signature={secret}", secret
+
+
+_PLAIN_NAMES = st.sampled_from(["GITHUB_PAT", "MAPS", "DATA", "SESSION", "cert", "blob", "url"])
+
+
+@examples(300)
+@given(shaped_secrets(), _PLAIN_NAMES)
+def test_a_credential_is_hidden_by_its_shape_under_any_name(
+    found: tuple[str, str], name: str
+) -> None:
+    value, secret = found
+    shapes = (
+        {name: value},
+        {"name": name, "value": value},
+        [f"--{name}", value],
+        [f"--{name}={value}"],
+        ["sh", "-c", f"curl -H 'x: {value}' https://h/x"],
+        f"export {name}={value}",
+        value,
+    )
+    for shown in shapes:
+        assert secret not in json.dumps(redact(shown))
+        assert secret not in redact_text(json.dumps(shown))
+        assert secret not in redact_text(repr(shown))
+        assert secret not in str(VtrainError("bad", source="--env", value=shown))
+    # Only what is shown changes: the value itself is left as it was.
+    job = {"env": [{"name": name, "value": value}]}
+    redact(job)
+    assert job["env"][0]["value"] == value
+
+
+def test_text_that_only_resembles_a_credential_is_shown() -> None:
+    text = (
+        "ghost_town ghp_ eyJ-not-a-token AIza AKIAshort --design=big signal=3 "
+        "https://host/p?signature_version=4&q=1 BEGIN PRIVATE KEY"
+    )
+    assert redact_text(text) == text
+
+
+def test_a_toleration_s_key_is_a_label_and_shown() -> None:
+    toleration = {"key": "cloud.google.com/gke-spot", "operator": "Equal", "value": "true"}
+    assert redact({"tolerations": [toleration]}) == {"tolerations": [toleration]}
+    # Without an operator, "key" is a name like any other: its value may be a credential.
+    assert redact({"key": "Zq-secret"}) == {"key": HIDDEN}

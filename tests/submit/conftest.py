@@ -166,11 +166,50 @@ def vertex_server() -> Iterator[VertexServer]:
 
 @dataclass
 class KubeServer:
-    """A Kubernetes API stand-in on loopback: records every call, answers creates with 201."""
+    """A Kubernetes API stand-in on loopback: records every write, answers creates with 201.
+
+    A read (GET) is recorded in `reads`, and answered with the object `objects` holds at its
+    path (404 without one), or with `get_status` when that is set. It holds the TrainJob CRD
+    of Kubeflow Trainer v2.2.0 from the start.
+    """
 
     url: str
     calls: list[tuple[str, str, Any]] = field(default_factory=list)
     status: int = 201
+    objects: dict[str, Any] = field(default_factory=dict)
+    get_status: int | None = None
+    reads: list[str] = field(default_factory=list)
+
+
+TRAINJOB_CRD_PATH = (
+    "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/trainjobs.trainer.kubeflow.org"
+)
+# TrainJob's spec fields in Trainer v2.1.0; v2.2.0 adds runtimePatches and activeDeadlineSeconds.
+TRAINJOB_SPEC_V2_1 = ("runtimeRef", "trainer", "initializer", "labels", "annotations",
+                      "podSpecOverrides", "suspend", "managedBy")  # fmt: skip
+
+
+def trainjob_crd(*spec_fields: str) -> dict[str, Any]:
+    """The TrainJob CRD of a cluster whose TrainJob spec has `spec_fields`."""
+    properties = {name: {"type": "object"} for name in spec_fields}
+    schema = {
+        "type": "object",
+        "properties": {"spec": {"type": "object", "properties": properties}},
+    }
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "trainjobs.trainer.kubeflow.org"},
+        "spec": {
+            "group": "trainer.kubeflow.org",
+            "names": {"kind": "TrainJob", "plural": "trainjobs"},
+            "scope": "Namespaced",
+            "versions": [
+                {"name": "v1alpha1", "served": True, "storage": True,
+                 "schema": {"openAPIV3Schema": schema}}
+            ],
+        },
+    }  # fmt: skip
 
 
 @pytest.fixture
@@ -193,6 +232,19 @@ def kube_server(tmp_path: Path) -> Iterator[KubeServer]:
             self.end_headers()
             self.wfile.write(data)
 
+        def do_GET(self) -> None:  # noqa: N802 (the http.server spelling)
+            state = holder["s"]
+            state.reads.append(self.path)
+            found = state.objects.get(self.path)
+            status = state.get_status or (200 if found is not None else 404)
+            answer = found if status == 200 else {"kind": "Status", "code": status}
+            data = json.dumps(answer).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
         def log_message(self, *args: Any) -> None:
             pass
 
@@ -200,6 +252,9 @@ def kube_server(tmp_path: Path) -> Iterator[KubeServer]:
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     state = KubeServer(url=f"http://127.0.0.1:{httpd.server_address[1]}", calls=calls)
+    state.objects[TRAINJOB_CRD_PATH] = trainjob_crd(
+        *TRAINJOB_SPEC_V2_1, "runtimePatches", "activeDeadlineSeconds"
+    )
     holder["s"] = state
     try:
         yield state

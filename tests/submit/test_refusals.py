@@ -161,8 +161,8 @@ KUBEFLOW = [
     ),
     ([*IMAGE, *CMD], "--framework: Kubeflow needs the job's kind"),
     (
-        ["--framework", "tensorflow", "--study", STUDY, *IMAGE, *CMD],
-        "--study: Kubeflow tunes through Katib",
+        ["--trainjob", "--study", STUDY, *IMAGE, *CMD],
+        "--study: Katib's trials here run a training-operator job, not a TrainJob",
     ),
     (
         ["--framework", "tensorflow", "--region", "us-east1", *IMAGE, *CMD],

@@ -135,7 +135,7 @@ REFUSED = [
     ),
     (
         declared(KubeflowJob(kind="PyTorchJob", container="pytorch")),
-        ["--ps", "1"],
+        ["--workers", "1", "--ps", "1"],
         "--ps: a bespoke job has a master and workers only",
     ),
 ]

@@ -11,7 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import KubeServer, Result, write_kubeconfig
+from conftest import (
+    TRAINJOB_CRD_PATH,
+    TRAINJOB_SPEC_V2_1,
+    KubeServer,
+    Result,
+    trainjob_crd,
+    write_kubeconfig,
+)
 from targets import COMMAND, TARGETS, render_args
 
 Run = Callable[..., Result]
@@ -189,3 +196,89 @@ def test_the_rehearsal_runs_num_nodes_with_the_torch_plugin_env(
         assert env["MODE"] == "train"
         assert env["AIP_MODEL_DIR"] == f"{out}/model/", "the folders are this rehearsal's"
         assert r["args"] == ["-m", "trainer.task", "--epochs", "3"]
+
+
+def test_the_trainjob_checks_the_cluster_has_trainer_2_2_before_sending(
+    vtrain: Run, kube_server: KubeServer, tmp_path: Path
+) -> None:
+    # Trainer v2.1's CRD: an API server would drop runtimePatches and activeDeadlineSeconds.
+    kube_server.objects[TRAINJOB_CRD_PATH] = trainjob_crd(*TRAINJOB_SPEC_V2_1)
+    config = write_kubeconfig(tmp_path / "kubeconfig", kube_server.url)
+    _, args = TARGETS["trainjob"]
+    done = vtrain("submit", "kubeflow", *args, "--kubeconfig", config, *COMMAND)
+    assert done.status == 2, done.out
+    assert (
+        "the cluster's TrainJob CRD has no spec.runtimePatches, spec.activeDeadlineSeconds: its "
+        "Kubeflow Trainer is older than v2.2.0" in done.err
+    )
+    assert "upgrade Kubeflow Trainer to v2.2.0 or later" in done.err
+    assert kube_server.calls == [] and kube_server.reads == [TRAINJOB_CRD_PATH]
+    # Only what the job uses is asked of the CRD: --timeout alone needs activeDeadlineSeconds.
+    kube_server.objects[TRAINJOB_CRD_PATH] = trainjob_crd(*TRAINJOB_SPEC_V2_1, "runtimePatches")
+    timeout = vtrain("submit", "kubeflow", "--name", "t", "--trainjob", "--timeout", "1h",
+                     "--kubeconfig", config, *IMAGE, *CMD)  # fmt: skip
+    assert timeout.status == 2 and "has no spec.activeDeadlineSeconds" in timeout.err
+    assert kube_server.calls == []
+
+
+def test_a_trainjob_without_the_new_fields_needs_no_crd_check(
+    vtrain: Run, kube_server: KubeServer, tmp_path: Path
+) -> None:
+    kube_server.objects.clear()  # no Trainer at all: still nothing to check for a bare job
+    config = write_kubeconfig(tmp_path / "kubeconfig", kube_server.url)
+    done = vtrain("submit", "kubeflow", "--name", "t", "--trainjob", "--kubeconfig", config,
+                  *IMAGE, *CMD)  # fmt: skip
+    assert done.status == 0, done.err
+    assert kube_server.reads == [] and len(kube_server.calls) == 1
+
+
+def test_a_cluster_without_trainer_is_named(
+    vtrain: Run, kube_server: KubeServer, tmp_path: Path
+) -> None:
+    kube_server.objects.clear()
+    config = write_kubeconfig(tmp_path / "kubeconfig", kube_server.url)
+    done = vtrain("submit", "kubeflow", *TARGETS["trainjob"][1], "--kubeconfig", config, *COMMAND)
+    assert done.status == 2
+    assert "the cluster has no trainjobs.trainer.kubeflow.org CRD" in done.err
+    assert "install Kubeflow Trainer v2.2.0 or later" in done.err and kube_server.calls == []
+
+
+def test_a_crd_the_user_may_not_read_is_said_and_the_job_sent(
+    vtrain: Run, kube_server: KubeServer, tmp_path: Path
+) -> None:
+    kube_server.get_status = 403
+    config = write_kubeconfig(tmp_path / "kubeconfig", kube_server.url)
+    done = vtrain("submit", "kubeflow", *TARGETS["trainjob"][1], "--kubeconfig", config, *COMMAND)
+    assert done.status == 0, done.err
+    assert "cannot read the trainjobs.trainer.kubeflow.org CRD (403" in done.err
+    assert "need Kubeflow Trainer v2.2.0 or later, which is not checked" in done.err
+    assert len(kube_server.calls) == 1
+
+
+def test_help_names_the_trainer_version_it_needs() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "vtrain", "submit", "kubeflow", "--help"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0
+    assert "Trainer v2.2.0 or later" in " ".join(done.stdout.split())
+
+
+def test_a_trainjob_on_spot_tpu_nodes(vtrain: Run) -> None:
+    done = vtrain("render", "kubeflow", "--name", "t", "--trainjob", "--workers", "3", "--spot",
+                  "--accelerator", "TPU_V5_LITEPOD:4", *IMAGE, "--format", "json",
+                  *CMD)  # fmt: skip
+    assert done.status == 0, done.err
+    spec = json.loads(done.out)["spec"]
+    assert spec["trainer"]["resourcesPerNode"] == {"limits": {"google.com/tpu": "4"}}
+    pod = spec["runtimePatches"][0]["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"][0]
+    pod_spec = pod["template"]["spec"]["template"]["spec"]
+    assert pod_spec["nodeSelector"] == {
+        "cloud.google.com/gke-tpu-accelerator": "tpu-v5-lite-podslice",
+        "cloud.google.com/gke-tpu-topology": "2x2",
+        "cloud.google.com/gke-spot": "true",
+    }
+    assert pod_spec["tolerations"] == [
+        {"key": "cloud.google.com/gke-spot", "operator": "Equal", "value": "true",
+         "effect": "NoSchedule"}
+    ]  # fmt: skip

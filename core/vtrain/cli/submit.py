@@ -15,7 +15,8 @@ PLATFORMS = {
     "vertex": "a Vertex AI CustomJob, or a HyperparameterTuningJob with --study",
     "aiplatform": "AI Platform Training's config.yaml and gcloud command (retired: render only)",
     "kubeflow": "a training-operator job of the kind --framework's plugin declares (TFJob, "
-    "PyTorchJob, XGBoostJob), or a Kubeflow Trainer v2 TrainJob with --trainjob",
+    "PyTorchJob, XGBoostJob), a Katib Experiment of such jobs with --study, or a Kubeflow "
+    "Trainer v2 TrainJob with --trainjob",
 }
 # The flags that build a job; with --job the document says all of that itself.
 BUILD_FLAGS = (
@@ -43,6 +44,9 @@ BUILD_FLAGS = (
     "network",
     "timeout",
     "restart_job_on_worker_restart",
+    "spot",
+    "flex_start",
+    "max_wait",
     "env",
     "label",
     "study",
@@ -65,7 +69,9 @@ examples:
 
 -- CMD ARGS replaces the image's ENTRYPOINT; -- --flag ... (flags first) passes
 arguments to the entrypoint instead. Per-role flags (--worker-image, --ps-machine-type,
---evaluator-accelerator ...) fall back to the chief's value, as AI Platform's images do.
+--evaluator-accelerator ...) fall back to the chief's value, as AI Platform's images do,
+except accelerators: parameter servers and evaluators get none unless --ps-accelerator
+or --evaluator-accelerator asks for one.
 """
 
 
@@ -137,9 +143,14 @@ def add_job_arguments(p: argparse.ArgumentParser, frameworks: tuple[str, ...]) -
         machines.add_argument(
             f"--{role}-machine-type", metavar="TYPE", help=f"the {role}'s machine"
         )
+        default = (
+            "default: --accelerator" if role in ("chief", "worker") else "default: none, "
+            "as parameter servers and evaluators rarely use one"
+        )  # fmt: skip
         machines.add_argument(
-            f"--{role}-accelerator", metavar="TYPE:COUNT", help=f"the {role}'s accelerator, or none"
-        )
+            f"--{role}-accelerator", metavar="TYPE:COUNT",
+            help=f"the {role}'s accelerator, or none ({default})",
+        )  # fmt: skip
     job = p.add_argument_group("job")
     job.add_argument("--region", help="default us-central1")
     job.add_argument("--project", help="project id or number")
@@ -151,11 +162,25 @@ def add_job_arguments(p: argparse.ArgumentParser, frameworks: tuple[str, ...]) -
     job.add_argument("--network", metavar="NETWORK", help="projects/NUMBER/global/networks/NAME")
     job.add_argument("--timeout", metavar="DURATION", help="3600, 3600s, 90m or 2h")
     job.add_argument("--restart-job-on-worker-restart", action="store_true")
+    job.add_argument(
+        "--spot", action="store_true",
+        help="Spot VMs: Vertex's scheduling strategy SPOT; on Kubeflow, GKE's spot nodes "
+        "(node selector and toleration). A reclaim is SIGTERM, then SIGKILL about 30 s later",
+    )  # fmt: skip
+    job.add_argument(
+        "--flex-start", action="store_true",
+        help="Vertex: strategy FLEX_START, the job queues until its machines are free",
+    )  # fmt: skip
+    job.add_argument(
+        "--max-wait", metavar="DURATION",
+        help="with --flex-start: how long to queue (maxWaitDuration; Vertex's default 24h)",
+    )  # fmt: skip
     job.add_argument("--env", action="append", default=[], metavar="K=V")
     job.add_argument("--label", action="append", default=[], metavar="K=V")
     job.add_argument(
         "--study", metavar="STUDY.yaml",
-        help="the study file `vtrain tune` runs: a HyperparameterTuningJob / hyperparameters",
+        help="the study file `vtrain tune` runs: a HyperparameterTuningJob (Vertex), "
+        "hyperparameters (AI Platform) or a Katib Experiment (Kubeflow)",
     )  # fmt: skip
     pkg = p.add_argument_group("Vertex pre-built containers")
     pkg.add_argument(
@@ -182,7 +207,9 @@ def add_job_arguments(p: argparse.ArgumentParser, frameworks: tuple[str, ...]) -
     kf.add_argument(
         "--trainjob", nargs="?", const="torch-distributed", metavar="RUNTIME",
         help="Kubeflow Trainer v2: a TrainJob of 1 + --workers nodes on this "
-        "ClusterTrainingRuntime (default torch-distributed), instead of a v1 job",
+        "ClusterTrainingRuntime (default torch-distributed), instead of a v1 job; needs "
+        "Trainer v2.2.0 or later (spec.runtimePatches, activeDeadlineSeconds), which submit "
+        "checks in the cluster's CRD",
     )  # fmt: skip
     kf.add_argument("--namespace", help="default: default")
     kf.add_argument("--kubeconfig", metavar="FILE", help="default: ~/.kube/config")
@@ -250,6 +277,9 @@ def job_options(args: argparse.Namespace) -> JobOptions:
         network=args.network,
         timeout=args.timeout,
         restart_job=args.restart_job_on_worker_restart,
+        spot=args.spot,
+        flex_start=args.flex_start,
+        max_wait=args.max_wait,
         env=args.env,
         labels=args.label,
         study=args.study,

@@ -58,6 +58,10 @@ class JobOptions:
     network: str | None = None
     timeout: int | None = None
     restart_job: bool = False
+    scheduling: str | None = None
+    """SPOT or FLEX_START (Vertex's scheduling strategy); None: the engine's standard VMs."""
+    max_wait: int | None = None
+    """Seconds a FLEX_START job waits for its machines; None: Vertex's default."""
     reduction_servers: int = 0
     reduction_machine_type: str = REDUCTION_MACHINE
     study: Study | None = None
@@ -107,6 +111,9 @@ class JobOptions:
         network: str | None = None,
         timeout: str | None = None,
         restart_job: bool = False,
+        spot: bool = False,
+        flex_start: bool = False,
+        max_wait: str | None = None,
         env: Sequence[str] = (),
         labels: Sequence[str] = (),
         study: str | None = None,
@@ -151,6 +158,9 @@ class JobOptions:
             network=network,
             timeout=timeout,
             restart_job=restart_job,
+            spot=spot,
+            flex_start=flex_start,
+            max_wait=max_wait,
             env=tuple(env),
             labels=tuple(labels),
             study=study,
@@ -174,7 +184,7 @@ class JobOptions:
         command, job_args = split_command(request.argv)
         env, errors = parse_pairs("--env", request.env, env=True)
         problems.add(*errors)
-        labels, errors = parse_pairs("--label", request.labels, env=False)
+        labels, errors = parse_pairs("--label", request.labels, env=False, labels=rules.labels)
         problems.add(*errors)
         region = request.region or DEFAULT_REGION
         if not _REGION.fullmatch(region):
@@ -184,12 +194,8 @@ class JobOptions:
                 "--project", "not a project number or id", request.project,
                 "digits, or 6-30 lowercase letters, digits and '-' starting with a letter",
             )  # fmt: skip
-        timeout = None
-        if request.timeout is not None:
-            try:
-                timeout = parse_duration(request.timeout, "--timeout")
-            except VtrainError as e:
-                problems.add(e)
+        timeout = _duration(request.timeout, "--timeout", problems)
+        max_wait = _duration(request.max_wait, "--max-wait", problems)
         for platform, other in RULES.items():
             if platform != request.platform:
                 other.elsewhere(request, problems)
@@ -211,6 +217,8 @@ class JobOptions:
             network=request.network,
             timeout=timeout,
             restart_job=request.restart_job,
+            scheduling="SPOT" if request.spot else "FLEX_START" if request.flex_start else None,
+            max_wait=max_wait,
             reduction_servers=request.reduction_servers,
             reduction_machine_type=request.reduction_server_machine_type or REDUCTION_MACHINE,
             study=study,
@@ -223,6 +231,16 @@ class JobOptions:
             executor_image=request.executor_image,
             staging=request.staging,
         )
+
+
+def _duration(text: str | None, flag: str, problems: Problems) -> int | None:
+    if text is None:
+        return None
+    try:
+        return parse_duration(text, flag)
+    except VtrainError as e:
+        problems.add(e)
+        return None
 
 
 def default_name(separator: str = "-") -> str:

@@ -1,13 +1,15 @@
 """The job's pools: one per role, with its replicas, image, machine and accelerator.
 
 A per-role setting falls back to the chief's, as AI Platform's images do; the
-chief's falls back to the job-wide --machine-type and --accelerator.
+chief's falls back to the job-wide --machine-type and --accelerator. The one
+exception: parameter servers and evaluators get no accelerator unless their
+own flag asks for one, as they rarely use one.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from vtrain.cluster.roles import CHIEF, EVALUATOR, PS, WORKER
 from vtrain.errors import UsageError, VtrainError
@@ -18,6 +20,9 @@ from vtrain.submit.values import Accelerator, parse_accelerator
 ROLES = (CHIEF, WORKER, PS, EVALUATOR)
 # How many replicas a role has is said by these flags; the chief is always one.
 COUNT_FLAGS = {WORKER: "--workers", PS: "--ps", EVALUATOR: "--evaluators"}
+# The roles that share the chief's accelerator unless told otherwise: the trainers. A
+# parameter server or an evaluator on the chief's GPU would mostly leave it idle.
+INHERIT_ACCELERATOR = (CHIEF, WORKER)
 
 
 @dataclass(frozen=True)
@@ -29,6 +34,10 @@ class Pool:
     image: str | None
     machine_type: str | None
     accelerator: Accelerator | None
+    machine_flag: str = field(default="--machine-type", compare=False)
+    """The flag that set the machine (or would), for errors about it."""
+    accelerator_flag: str = field(default="--accelerator", compare=False)
+    """The flag that set the accelerator (or would), for errors about it."""
 
 
 def counts(request: JobRequest) -> dict[str, int]:
@@ -42,26 +51,50 @@ def build_pools(
     """Chief, workers, ps and evaluators, in that order; a role with no replicas has count 0."""
     machines = request.role_machine_types
     chief_machine = machines.get(CHIEF) or request.machine_type or default_machine
+    chief_machine_flag = "--chief-machine-type" if machines.get(CHIEF) else "--machine-type"
     chief_accelerator = _accelerator("--accelerator", request.accelerator, problems)
+    chief_accelerator_flag = "--accelerator"
     if request.role_accelerators.get(CHIEF) is not None:
+        chief_accelerator_flag = "--chief-accelerator"
         chief_accelerator = _accelerator(
-            "--chief-accelerator", request.role_accelerators[CHIEF], problems
+            chief_accelerator_flag, request.role_accelerators[CHIEF], problems
         )
     given = counts(request)
     for role, flag in COUNT_FLAGS.items():
         if given[role] < 0:
             problems.bad(flag, "a replica count cannot be negative", given[role], "0 or more")
-    pools = [Pool(CHIEF, 1, request.image, chief_machine, chief_accelerator)]
+    pools = [
+        Pool(
+            CHIEF,
+            1,
+            request.image,
+            chief_machine,
+            chief_accelerator,
+            chief_machine_flag,
+            chief_accelerator_flag,
+        )  # fmt: skip
+    ]
     for role in ROLES[1:]:
-        accelerator = chief_accelerator
+        accelerator = chief_accelerator if role in INHERIT_ACCELERATOR else None
+        accelerator_flag = chief_accelerator_flag if role in INHERIT_ACCELERATOR else ""
         if request.role_accelerators.get(role) is not None:
-            accelerator = _accelerator(
-                f"--{role}-accelerator", request.role_accelerators[role], problems
-            )
+            accelerator_flag = f"--{role}-accelerator"
+            accelerator = _accelerator(accelerator_flag, request.role_accelerators[role], problems)
         image = request.role_images.get(role) or request.image
         # An unset per-role machine falls back to the chief's, as images do.
         machine = machines.get(role) or chief_machine
-        pools.append(Pool(role, max(given[role], 0), image, machine, accelerator))
+        machine_flag = f"--{role}-machine-type" if machines.get(role) else chief_machine_flag
+        pools.append(
+            Pool(
+                role,
+                max(given[role], 0),
+                image,
+                machine,
+                accelerator,
+                machine_flag,
+                accelerator_flag or f"--{role}-accelerator",
+            )  # fmt: skip
+        )
     if not request.image and not request.python_package:
         problems.bad(
             "--image", "missing", None, "the chief's container image, e.g. gcr.io/p/train:1"

@@ -14,6 +14,7 @@ from typing import Any
 
 from vtrain.errors import UsageError, VtrainError, raise_all
 from vtrain.submit.request import JobRequest
+from vtrain.submit.values import GOOGLE_LABELS, LabelRule
 from vtrain.tune.study import Study
 
 _CLOUD_STORAGE = re.compile(r"gs://[a-z0-9][a-z0-9._-]{1,220}(/.*)?")
@@ -56,6 +57,16 @@ class Problems:
                 hint=f"{self.platform} writes the model and checkpoints to Cloud Storage",
             )  # fmt: skip
 
+    def ps_need_workers(self, request: JobRequest) -> None:
+        """Refuse parameter servers in a job without workers: nothing would use them."""
+        if request.ps > 0 and request.workers <= 0:
+            self.bad(
+                "--ps", "parameter servers serve workers, and the job has none", request.ps,
+                "--workers N (1 or more) beside --ps",
+                hint="TensorFlow's ParameterServerStrategy stops with 'There must be at least "
+                "one worker' when it starts",
+            )  # fmt: skip
+
     def raise_all(self) -> None:
         """Raise nothing, the one problem, or all of them together."""
         raise_all(self.errors)
@@ -73,3 +84,5 @@ class Rules:
     """The machine of a role without --machine-type; None: the cluster's nodes."""
     name_separator: str = "-"
     """Between the words of a job name made from the clock."""
+    labels: LabelRule = GOOGLE_LABELS
+    """The labels the engine takes (--label)."""

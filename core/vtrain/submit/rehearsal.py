@@ -11,7 +11,7 @@ from typing import Any
 
 from vtrain.cluster.fields import natural
 from vtrain.errors import UsageError
-from vtrain.tune.study import Study
+from vtrain.tune.study import Study, Value
 
 
 class Rehearsal:
@@ -20,6 +20,13 @@ class Rehearsal:
     def __init__(self, options: dict[str, Any], notes: list[str]) -> None:
         self.options = options
         self.notes = notes
+
+
+# What a rehearsal of a job on Spot VMs says: how a reclaim comes, and how to rehearse one.
+SPOT_NOTE = (
+    "a job on Spot VMs: a reclaim sends SIGTERM, then SIGKILL about 30 s later, and the "
+    "replica restarts; rehearse one with --kill ROLE:INDEX@SECONDS:TERM (e.g. chief:0@60:TERM)"
+)
 
 
 def replica_command(
@@ -40,8 +47,8 @@ def replica_command(
     return [*command, *args]
 
 
-def trial_flags(study: Study, trial: str) -> list[str]:
-    """The flags the tuning service appends for `trial`: a grid point, or a seeded draw."""
+def trial_values(study: Study, trial: str) -> dict[str, Value]:
+    """The parameters the tuning service gives `trial`: a grid point, or a seeded draw."""
     from vtrain.tune.samplers import GridSampler, RandomSampler
 
     number = int(trial)
@@ -55,8 +62,21 @@ def trial_flags(study: Study, trial: str) -> list[str]:
             value=trial,
             expected=f"1 to {GridSampler(study).size}",
         )
-    by_id = {p.parameter_id: p for p in study.parameters}
-    return [by_id[k].flag(v) for k, v in values.items()]
+    return values
+
+
+def trial_flags(study: Study, trial: str) -> list[str]:
+    """The flags the tuning service appends for `trial`, its active parameters only."""
+    return study.flags(trial_values(study, trial))
+
+
+def trial_number(trial: str | None) -> str:
+    """The trial a rehearsal runs: --trial, or 1; refused when it is not a trial number."""
+    trial = trial or "1"
+    number = natural(trial)
+    if number is None or number < 1:
+        raise UsageError("not a trial number", source="--trial", value=trial, expected="1, 2, ...")
+    return trial
 
 
 def trial(study: Study | None, trial: str | None) -> tuple[str | None, list[str], dict[str, str]]:
@@ -71,8 +91,5 @@ def trial(study: Study | None, trial: str | None) -> tuple[str | None, list[str]
                 "config.yaml with hyperparameters",
             )
         return None, [], {}
-    trial = trial or "1"
-    number = natural(trial)
-    if number is None or number < 1:
-        raise UsageError("not a trial number", source="--trial", value=trial, expected="1, 2, ...")
+    trial = trial_number(trial)
     return trial, trial_flags(study, trial), {"CLOUD_ML_HP_METRIC_TAG": study.metric.metric_id}

@@ -40,6 +40,10 @@ class JobRequest:
     network: str | None = None
     timeout: str | None = None
     restart_job: bool = False
+    spot: bool = False
+    flex_start: bool = False
+    max_wait: str | None = None
+    """How long a --flex-start job waits for its machines."""
     env: tuple[str, ...] = ()
     labels: tuple[str, ...] = ()
     study: str | None = None

@@ -2,7 +2,7 @@
 
 This is the only module of `vtrain.submit` that imports them: the Vertex SDK
 and protobuf, grpc and google-api-core, the ml v1 discovery document of
-google-api-python-client, the Kubeflow training and Trainer clients, the
+google-api-python-client, the Kubeflow training, Trainer and Katib models, the
 Kubernetes client and urllib3, PyYAML, and `build` for --python-package.
 Every loader raises `MissingExtraError` naming the `submit` extra when its
 library is missing, so `vtrain submit` never ends in a bare ImportError.
@@ -122,17 +122,26 @@ def credentials_error() -> type[Exception]:
     return error
 
 
-@cache
 def ml_v1_schemas() -> dict[str, Any]:
-    """The `schemas` of the ml v1 discovery document that google-api-python-client ships."""
+    """The `schemas` of the ml v1 (AI Platform) discovery document of google-api-python-client."""
+    return _discovery_schemas("ml.v1", "checking an AI Platform trainingInput")
+
+
+def aiplatform_v1_schemas() -> dict[str, Any]:
+    """The `schemas` of the aiplatform v1 (Vertex) discovery document: enums the SDK also has."""
+    return _discovery_schemas("aiplatform.v1", "checking a Vertex job's scheduling")
+
+
+@cache
+def _discovery_schemas(name: str, what: str) -> dict[str, Any]:
     try:
         spec = importlib.util.find_spec("googleapiclient")
     except ImportError:
         spec = None
     if spec is None or not spec.submodule_search_locations:
-        raise _missing("checking an AI Platform trainingInput", "google-api-python-client")
+        raise _missing(what, "google-api-python-client")
     path = os.path.join(
-        spec.submodule_search_locations[0], "discovery_cache", "documents", "ml.v1.json"
+        spec.submodule_search_locations[0], "discovery_cache", "documents", f"{name}.json"
     )
     with open(path, encoding="utf-8") as f:
         schemas: dict[str, Any] = json.load(f)["schemas"]
@@ -163,6 +172,14 @@ def kubeflow_trainer() -> Any:
         return importlib.import_module("kubeflow_trainer_api.models")
     except ImportError:
         raise _missing("a Kubeflow TrainJob (--trainjob)", "kubeflow") from None
+
+
+def katib_models() -> Any:
+    """`kubeflow_katib_api.models`: Katib's v1beta1 Experiment and its parts."""
+    try:
+        return importlib.import_module("kubeflow_katib_api.models")
+    except ImportError:
+        raise _missing("a Katib Experiment (kubeflow --study)", "kubeflow-katib-api") from None
 
 
 def kubernetes_client() -> Any:

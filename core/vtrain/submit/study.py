@@ -56,7 +56,7 @@ def check_study_args(
                 hint=f'append "$@" inside the script, or run the program directly ({source})',
             )  # fmt: skip
         )
-    for p in study.parameters:
+    for p in study.all_parameters():
         flag = f"--{p.parameter_id}"
         fixed = [a for a in given if a == flag or a.startswith(flag + "=")]
         if fixed:

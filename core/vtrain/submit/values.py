@@ -1,12 +1,13 @@
 """The values of `vtrain submit` flags read from their text: accelerators, durations, NAME=VALUE.
 
-Each reader names the flag in its error, with the value and what was expected.
+Each reader names the flag in its error, with the value and what was expected;
+a value that --env gives is never shown (it may be a credential), only its name.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from vtrain.cluster.fields import MAX_DIGITS, natural
@@ -21,6 +22,13 @@ _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Vertex and AI Platform labels: lowercase letters, digits, '_' and '-', at most 63 each.
 _LABEL_KEY = re.compile(r"[a-z][a-z0-9_-]{0,62}")
 _LABEL_VALUE = re.compile(r"[a-z0-9_-]{0,63}")
+# Kubernetes: a DNS-1123 label, a DNS-1123 subdomain (a label key's prefix), and the name part
+# of a label key, which is also what a non-empty label value is.
+DNS_1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_DNS_1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_K8S_LABEL_NAME = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
+MAX_LABEL = 63
+_MAX_SUBDOMAIN = 253
 _DURATION = re.compile(rf"([0-9]{{1,{MAX_DIGITS}}})([smhd]?)")
 _SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 
@@ -54,6 +62,41 @@ def parse_accelerator(text: str, flag: str) -> Accelerator | None:
     return Accelerator(kind, count, flag)
 
 
+@dataclass(frozen=True)
+class LabelRule:
+    """Which labels an engine takes: a test of (key, value), and the rule in words."""
+
+    ok: Callable[[str, str], bool]
+    says: str
+
+
+def _google_label(key: str, value: str) -> bool:
+    return bool(_LABEL_KEY.fullmatch(key) and _LABEL_VALUE.fullmatch(value))
+
+
+def kubernetes_label(key: str, value: str) -> bool:
+    """Kubernetes' rule for a label: ``[prefix/]name`` and a value of at most 63."""
+    prefix, slash, name = key.rpartition("/")
+    if slash and not (len(prefix) <= _MAX_SUBDOMAIN and _DNS_1123_SUBDOMAIN.fullmatch(prefix)):
+        return False
+    name_ok = len(name) <= MAX_LABEL and bool(_K8S_LABEL_NAME.fullmatch(name))
+    value_ok = not value or (len(value) <= MAX_LABEL and bool(_K8S_LABEL_NAME.fullmatch(value)))
+    return name_ok and value_ok
+
+
+GOOGLE_LABELS = LabelRule(
+    _google_label,
+    "key and value of lowercase letters, digits, '_' or '-' (key starts with a letter, "
+    "each at most 63)",
+)
+KUBERNETES_LABELS = LabelRule(
+    kubernetes_label,
+    "Kubernetes' label rule: [PREFIX/]NAME=VALUE, NAME and VALUE at most 63 letters, digits, "
+    "'-', '_' or '.' starting and ending with a letter or digit (VALUE may be empty), PREFIX a "
+    "DNS subdomain such as app.kubernetes.io",
+)
+
+
 def parse_duration(text: str, flag: str) -> int:
     """Seconds from ``3600``, ``3600s``, ``90m``, ``2h`` or ``7d``."""
     match = _DURATION.fullmatch(text.strip())
@@ -78,9 +121,12 @@ def split_command(argv: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...]
 
 
 def parse_pairs(
-    flag: str, items: Sequence[str], *, env: bool
+    flag: str, items: Sequence[str], *, env: bool, labels: LabelRule = GOOGLE_LABELS
 ) -> tuple[tuple[tuple[str, str], ...], list[VtrainError]]:
-    """The ``NAME=VALUE`` items of --env (variables) or --label (labels), and their problems."""
+    """The ``NAME=VALUE`` items of --env (variables) or --label (`labels`' rule), and problems.
+
+    An --env value is never quoted in a problem: it may be a credential.
+    """
     found: dict[str, str] = {}
     errors: list[VtrainError] = []
 
@@ -90,6 +136,7 @@ def parse_pairs(
     for item in items:
         key, sep, value = item.partition("=")
         if not sep:
+            # Without "=" the item may be a bare credential: it is shown redacted, like all values.
             bad("not NAME=VALUE", item, "NAME=VALUE")
             continue
         if env and not _ENV_NAME.fullmatch(key):
@@ -99,11 +146,7 @@ def parse_pairs(
                 "the platform sets this variable on every replica", key, "a variable of your own",
                 hint="vtrain reads the platform's value",
             )  # fmt: skip
-        elif not env and not (_LABEL_KEY.fullmatch(key) and _LABEL_VALUE.fullmatch(value)):
-            bad(
-                "not a label", item,
-                "key and value of lowercase letters, digits, '_' or '-' (key starts "
-                "with a letter, each at most 63)",
-            )  # fmt: skip
+        elif not env and not labels.ok(key, value):
+            bad("not a label", item, labels.says)
         found[key] = value
     return tuple(found.items()), errors

@@ -183,7 +183,7 @@ class StudyRunner:
     # -- one trial -----------------------------------------------------------------------
 
     def _start(self, trial: Trial) -> _Running:
-        flags = [p.flag(trial.parameters[p.parameter_id]) for p in self.study.parameters]
+        flags = self.study.flags(trial.parameters)
         argv = [*self.command, *flags]
         plan = trial_plan(argv, self.output_dir, trial.trial_id, **asdict(self.replicas))
         os.makedirs(plan.trial_dir, exist_ok=True)

@@ -1,11 +1,14 @@
 """A study: Vertex's StudySpec, plus the job's trial counts, as frozen values.
 
 `vtrain.tune.study_file.read_study` reads one from a file; the format, and the
-parser that checks it, live there.
+parser that checks it, live there. A parameter may have conditional children,
+as Vertex's `conditional_parameter_specs`: searched, and passed to the trial,
+only when the parent takes one of their parent values.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,6 +20,13 @@ VALUE_SPECS = {
     "integer_value_spec": "INTEGER",
     "discrete_value_spec": "DISCRETE",
     "categorical_value_spec": "CATEGORICAL",
+}
+# A parent's type -> the field of a conditional spec that holds its parent values (Vertex's
+# names). A DOUBLE parameter cannot be a parent.
+PARENT_VALUES = {
+    "INTEGER": "parent_int_values",
+    "DISCRETE": "parent_discrete_values",
+    "CATEGORICAL": "parent_categorical_values",
 }
 
 
@@ -42,6 +52,18 @@ class Parameter:
     max_value: float | None = None
     values: tuple[Value, ...] = ()
     scale: str = "LINEAR"
+    conditions: tuple[Condition, ...] = ()
+    """Children searched only for some of this parameter's values."""
+
+    def children(self, value: Value) -> tuple[Parameter, ...]:
+        """The conditional parameters that are searched when this one takes `value`."""
+        return tuple(c.parameter for c in self.conditions if value in c.parent_values)
+
+    def tree(self) -> Iterator[Parameter]:
+        """This parameter, then its conditional ones, depth first."""
+        yield self
+        for condition in self.conditions:
+            yield from condition.parameter.tree()
 
     def flag(self, value: Value) -> str:
         """The command-line flag a trial receives: ``--name=value``."""
@@ -52,6 +74,14 @@ class Parameter:
         else:
             text = str(value)
         return f"--{self.parameter_id}={text}"
+
+
+@dataclass(frozen=True)
+class Condition:
+    """A conditional parameter: searched only when its parent takes one of `parent_values`."""
+
+    parent_values: tuple[Value, ...]
+    parameter: Parameter
 
 
 @dataclass(frozen=True)
@@ -69,6 +99,18 @@ class Study:
     source: str = "study"
     ignored: tuple[str, ...] = field(default=())
     """Fields present in the file that the local runner does not act on."""
+
+    def all_parameters(self) -> tuple[Parameter, ...]:
+        """Every parameter, conditional ones after their parent, depth first."""
+        return tuple(q for p in self.parameters for q in p.tree())
+
+    def flags(self, values: Mapping[str, Value]) -> list[str]:
+        """The ``--name=value`` flags of a trial's values, in the study's order."""
+        return [
+            p.flag(values[p.parameter_id])
+            for p in self.all_parameters()
+            if p.parameter_id in values
+        ]
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready form, in the file's own field names (snake_case)."""
@@ -96,4 +138,13 @@ def _parameter_dict(p: Parameter) -> dict[str, Any]:
         spec: dict[str, Any] = {"min_value": p.min_value, "max_value": p.max_value}
     else:
         spec = {"values": list(p.values)}
-    return {"parameter_id": p.parameter_id, spec_name: spec, "scale_type": p.scale}
+    out: dict[str, Any] = {"parameter_id": p.parameter_id, spec_name: spec, "scale_type": p.scale}
+    if p.conditions:
+        out["conditional_parameter_specs"] = [
+            {
+                PARENT_VALUES[p.type]: {"values": list(c.parent_values)},
+                "parameter_spec": _parameter_dict(c.parameter),
+            }
+            for c in p.conditions
+        ]
+    return out

@@ -20,6 +20,18 @@ A study file is YAML (needs the `tune` extra) or JSON (standard library only)::
     parallel_trial_count: 4
     max_failed_trial_count: 3
 
+A parameter may hold Vertex's `conditional_parameter_specs`: parameters searched
+only when it takes one of their parent values (`parent_int_values`,
+`parent_discrete_values` or `parent_categorical_values`, by the parent's type)::
+
+      - parameter_id: optimizer
+        categorical_value_spec: {values: [adam, sgd]}
+        conditional_parameter_specs:
+          - parent_categorical_values: {values: [sgd]}
+            parameter_spec:
+              parameter_id: momentum
+              double_value_spec: {min_value: 0.0, max_value: 0.99}
+
 Field names may be snake_case or camelCase, as Vertex's JSON accepts both, and
 the StudySpec may sit under `study_spec` beside the counts, as in a
 `gcloud ai hp-tuning-jobs create --config` file (its `trial_job_spec` is ignored).
@@ -27,6 +39,7 @@ the StudySpec may sit under `study_spec` beside the counts, as in a
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
@@ -36,7 +49,7 @@ from typing import Any
 from vtrain.cluster.fields import BLANKS
 from vtrain.errors import ConfigError, MissingExtraError, VtrainError, raise_all
 from vtrain.hypertune.metric_file import RESERVED_KEYS
-from vtrain.tune.study import VALUE_SPECS, Metric, Parameter, Study, Value
+from vtrain.tune.study import PARENT_VALUES, VALUE_SPECS, Condition, Metric, Parameter, Study, Value
 
 GOALS = ("MAXIMIZE", "MINIMIZE")
 ALGORITHMS = ("ALGORITHM_UNSPECIFIED", "GRID_SEARCH", "RANDOM_SEARCH")
@@ -173,13 +186,7 @@ class _Parser:
             raise_all(self.errors)
             raise AssertionError("unreachable")
         counts = ("max_trial_count", "parallel_trial_count", "max_failed_trial_count")
-        spec_fields = (
-            "metrics",
-            "parameters",
-            "algorithm",
-            "measurement_selection_type",
-            "conditional_parameter_specs",
-        )
+        spec_fields = ("metrics", "parameters", "algorithm", "measurement_selection_type")
         nested = top.get("study_spec")
         spec = top
         if nested is not None:
@@ -195,20 +202,24 @@ class _Parser:
         max_trials = self.count(top, "max_trial_count", None, minimum=1)
         parallel = self.count(top, "parallel_trial_count", 1, minimum=1)
         max_failed = self.count(top, "max_failed_trial_count", 0, minimum=0)
-        if spec.get("conditional_parameter_specs") is not None:
-            self.fail(
-                spec.where("conditional_parameter_specs"),
-                "conditional parameters are not supported yet",
-            )
         if algorithm == "GRID_SEARCH":
-            for i, p in enumerate(parameters):
-                if p.type == "DOUBLE":
-                    self.fail(
-                        f"{spec.where('parameters')}[{i}]",
-                        "grid search cannot enumerate a DOUBLE parameter",
-                        p.parameter_id,
-                        "INTEGER, DISCRETE or CATEGORICAL parameters only, as on Vertex",
-                    )
+            for i, root in enumerate(parameters):
+                for p in root.tree():
+                    if p.type == "DOUBLE":
+                        self.fail(
+                            f"{spec.where('parameters')}[{i}]",
+                            "grid search cannot enumerate a DOUBLE parameter",
+                            p.parameter_id,
+                            "INTEGER, DISCRETE or CATEGORICAL parameters only, as on Vertex",
+                        )
+        if max_trials is not None and parallel is not None and parallel > max_trials:
+            # Katib's webhook refuses it, and on Vertex the extra slots would never be used.
+            self.fail(
+                top.where("parallel_trial_count"),
+                "more trials in parallel than in the whole study",
+                parallel,
+                f"at most max_trial_count ({max_trials})",
+            )
         raise_all(self.errors)
         assert metric is not None and max_trials is not None
         assert parallel is not None and max_failed is not None
@@ -281,14 +292,16 @@ class _Parser:
             parameter = self.parameter(item, f"{where}[{i}]")
             if parameter is None:
                 continue
-            if parameter.parameter_id in seen:
-                self.fail(
-                    f"{where}[{i}].parameter_id",
-                    "duplicate parameter",
-                    parameter.parameter_id,
-                    "each parameter_id once",
-                )
-            seen.add(parameter.parameter_id)
+            # Conditional parameters are flags too: one id, one flag, across the whole tree.
+            for p in parameter.tree():
+                if p.parameter_id in seen:
+                    self.fail(
+                        f"{where}[{i}].parameter_id" if p is parameter else f"{where}[{i}]",
+                        "duplicate parameter",
+                        p.parameter_id,
+                        "each parameter_id once, conditional parameters included",
+                    )
+                seen.add(p.parameter_id)
             found.append(parameter)
         return found
 
@@ -323,11 +336,6 @@ class _Parser:
                 f.where("scale_type"), "unknown scale", scale_name, "one of " + ", ".join(SCALES)
             )
             scale = "LINEAR"
-        if f.get("conditional_parameter_specs") is not None:
-            self.fail(
-                f.where("conditional_parameter_specs"),
-                "conditional parameters are not supported yet",
-            )
         inner = self.fields(f.get(specs[0]), f.where(specs[0]))
         if inner is None:
             return None
@@ -346,12 +354,88 @@ class _Parser:
                     )
             if len(self.errors) > errors_before:
                 return None
-            return Parameter(str(pid), kind, min_value=low, max_value=high, scale=scale)
-        inner.unknown(("values", "default_value"))
-        values = self.values(inner, kind)
-        if len(self.errors) > errors_before or values is None:
+            parameter = Parameter(str(pid), kind, min_value=low, max_value=high, scale=scale)
+        else:
+            inner.unknown(("values", "default_value"))
+            values = self.values(inner, kind)
+            if len(self.errors) > errors_before or values is None:
+                return None
+            parameter = Parameter(str(pid), kind, values=values, scale=scale)
+        conditions = self.conditions(f, parameter)
+        if len(self.errors) > errors_before:
             return None
-        return Parameter(str(pid), kind, values=values, scale=scale)
+        return dataclasses.replace(parameter, conditions=conditions)
+
+    def conditions(self, f: _Fields, parent: Parameter) -> tuple[Condition, ...]:
+        """The parent's conditional_parameter_specs: each a parameter and its parent values."""
+        items = f.get("conditional_parameter_specs")
+        if items is None:
+            return ()
+        where = f.where("conditional_parameter_specs")
+        if parent.type not in PARENT_VALUES:
+            self.fail(
+                where,
+                f"a {parent.type} parameter cannot be a parent",
+                parent.parameter_id,
+                "conditional parameters under an INTEGER, DISCRETE or CATEGORICAL one, "
+                "as on Vertex",
+            )
+            return ()
+        if not isinstance(items, list) or not items:
+            self.fail(where, "need at least one conditional parameter", items, "a non-empty list")
+            return ()
+        field = PARENT_VALUES[parent.type]
+        found = []
+        for i, item in enumerate(items):
+            c = self.fields(item, f"{where}[{i}]")
+            if c is None:
+                continue
+            c.unknown((*PARENT_VALUES.values(), "parameter_spec"))
+            wrong = [n for n in PARENT_VALUES.values() if n != field and c.key(n) is not None]
+            if wrong:
+                self.fail(
+                    c.where(wrong[0]),
+                    f"not the parent values of the {parent.type} parameter",
+                    parent.parameter_id,
+                    field,
+                )
+                continue
+            values = self.parent_values(c, field, parent)
+            child = self.parameter(c.get("parameter_spec"), c.where("parameter_spec"))
+            if values is not None and child is not None:
+                found.append(Condition(values, child))
+        return tuple(found)
+
+    def parent_values(self, c: _Fields, field: str, parent: Parameter) -> tuple[Value, ...] | None:
+        """The values of `parent` that make a conditional parameter active; each one it can take."""
+        holder = self.fields(c.get(field), c.where(field)) if c.key(field) else None
+        if holder is None:
+            if c.key(field) is None:
+                self.fail(c.where(field), "missing", expected=f"{field}: {{values: [...]}}")
+            return None
+        holder.unknown(("values",))
+        values = holder.get("values")
+        where = holder.where("values")
+        if not isinstance(values, list) or not values:
+            self.fail(where, "need at least one parent value", values, "a non-empty list")
+            return None
+        found: list[Value] = []
+        for i, v in enumerate(values):
+            value: Value | None
+            if parent.type == "INTEGER":
+                value = _integer(v, MAX_INT64)
+                assert parent.min_value is not None and parent.max_value is not None
+                ok = value is not None and parent.min_value <= value <= parent.max_value
+                takes = f"an integer from {int(parent.min_value)} to {int(parent.max_value)}"
+            else:
+                value = v if isinstance(v, str) == (parent.type == "CATEGORICAL") else None
+                ok = value is not None and not isinstance(v, bool) and v in parent.values
+                takes = "one of " + ", ".join(map(str, parent.values))
+            if not ok or value is None:
+                self.fail(f"{where}[{i}]", f"not a value of {parent.parameter_id!r}", v, takes)
+            else:
+                found.append(value)
+        return tuple(found) if len(found) == len(values) else None
 
     def bound(self, f: _Fields, name: str, kind: str) -> float | None:
         value = f.get(name)

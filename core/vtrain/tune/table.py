@@ -49,7 +49,7 @@ def progress_line(event: str, trial: Trial, runner: StudyRunner) -> str:
 
 def results_table(study: Study, trials: Sequence[Trial]) -> str:
     """Every trial: parameters, final metric, status and duration, aligned in columns."""
-    names = [p.parameter_id for p in study.parameters]
+    names = [p.parameter_id for p in study.all_parameters()]
     header = ["trial", *names, study.metric.metric_id, "status", "duration"]
     rows = [
         [

@@ -173,6 +173,7 @@ def edit(path: str, value: Any) -> dict[str, Any]:
 DELETE = object()
 
 P0, P1, P2, P3 = (f"parameters[{i}]" for i in range(4))
+MOMENTUM = {"parameter_id": "momentum", "double_value_spec": {"min_value": 0, "max_value": 0.99}}
 TWO_METRICS = [{"metric_id": "a", "goal": "MAXIMIZE"}, {"metric_id": "b", "goal": "MAXIMIZE"}]
 # (field to change, its new value, the field the error names, how the message starts)
 BAD = [
@@ -200,8 +201,31 @@ BAD = [
     ("parameters.3.categorical_value_spec", DELETE, P3, "need exactly one value spec"),
     ("parameters.3.double_value_spec", {"min_value": 0}, P3, "need exactly one value spec"),
     ("parameters.3.scale", "LOG", f"{P3}.scale", "unknown field; expected one of parameter_id"),
-    ("parameters.3.conditional_parameter_specs", [{}], f"{P3}.conditional_parameter_specs",
-     "conditional parameters are not supported yet"),
+    ("parameters.3.conditional_parameter_specs", [{}],
+     f"{P3}.conditional_parameter_specs[0].parent_categorical_values", "missing"),
+    ("parameters.3.conditional_parameter_specs", [], f"{P3}.conditional_parameter_specs",
+     "need at least one conditional parameter"),
+    ("parameters.3.conditional_parameter_specs", [{"parent_categorical_values": {"values": [
+        "rmsprop"]}, "parameter_spec": MOMENTUM}],
+     f"{P3}.conditional_parameter_specs[0].parent_categorical_values.values[0]",
+     "not a value of 'optimizer' (got 'rmsprop'); expected one of adam, sgd"),
+    ("parameters.1.conditional_parameter_specs", [{"parent_int_values": {"values": [5]},
+                                                   "parameter_spec": MOMENTUM}],
+     f"{P1}.conditional_parameter_specs[0].parent_int_values.values[0]",
+     "not a value of 'layers' (got 5); expected an integer from 1 to 4"),
+    ("parameters.1.conditional_parameter_specs", [{"parent_categorical_values": {"values": [
+        "2"]}, "parameter_spec": MOMENTUM}],
+     f"{P1}.conditional_parameter_specs[0].parent_categorical_values",
+     "not the parent values of the INTEGER parameter (got 'layers'); expected parent_int_values"),
+    ("parameters.0.conditional_parameter_specs", [{"parent_discrete_values": {"values": [0.1]},
+                                                   "parameter_spec": MOMENTUM}],
+     f"{P0}.conditional_parameter_specs", "a DOUBLE parameter cannot be a parent"),
+    ("parameters.3.conditional_parameter_specs", [{"parent_categorical_values": {"values": [
+        "sgd"]}, "parameter_spec": {**MOMENTUM, "parameter_id": "layers"}}], P3,
+     "duplicate parameter (got 'layers'); expected each parameter_id once, conditional"),
+    ("parameters.3.conditional_parameter_specs", [{"parent_categorical_values": {"values": [
+        "sgd"]}, "parameter_spec": {**MOMENTUM, "scale": "LOG"}}],
+     f"{P3}.conditional_parameter_specs[0].parameter_spec.scale", "unknown field"),
     ("parameters", [], "parameters", "need at least one parameter"),
     ("metrics.0.goal", "BIG", "metrics[0].goal", "unknown value (got 'BIG'); expected one of MAXI"),
     ("metrics.0.goal", DELETE, "metrics[0].goal", "missing; expected MAXIMIZE or MINIMIZE"),
@@ -214,6 +238,9 @@ BAD = [
     ("max_trial_count", DELETE, "max_trial_count", "missing; expected an integer >= 1"),
     ("max_trial_count", 0, "max_trial_count", "not a count (got 0); expected an integer >= 1"),
     ("parallel_trial_count", "four", "parallel_trial_count", "not a count (got 'four')"),
+    ("parallel_trial_count", 21, "parallel_trial_count",
+     "more trials in parallel than in the whole study (got 21); expected at most max_trial_count "
+     "(20)"),
     ("max_failed_trial_count", -1, "max_failed_trial_count", "not a count (got -1)"),
     ("max_trail_count", 3, "max_trail_count", "unknown field; expected one of metrics"),
     ("measurement_selection_type", "MEAN", "measurement_selection_type", "unknown value"),

@@ -73,6 +73,16 @@ def check(document: Any, *, source: str) -> None:
                     expected="type beside it, e.g. NVIDIA_TESLA_T4",
                 )  # fmt: skip
             )
+    if int(training.get("parameterServerCount") or 0) and not int(training.get("workerCount") or 0):
+        errors.append(
+            ConfigError(
+                "parameter servers serve workers, and the job has none",
+                source=source,
+                path="trainingInput.parameterServerCount",
+                value=training["parameterServerCount"],
+                expected="workerCount 1 or more beside it",
+            )  # fmt: skip
+        )
     if int(training.get("evaluatorCount") or 0) and training.get("useChiefInTfConfig") is False:
         errors.append(
             ConfigError(

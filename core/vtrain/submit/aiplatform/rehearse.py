@@ -23,17 +23,24 @@ def rehearse(
         if role != CHIEF
     }
     master = training.get("masterConfig") or {}
-    args = list(training.get("args", []))
+    job_dir = []
     if training.get("jobDir"):
         # The service passes jobDir to the program as --job-dir (ml v1's own description);
         # the folder the replicas see is this machine's, as AIP_* dirs are on Vertex.
         training["jobDir"] = output_dir
-        args.append(f"--job-dir={output_dir}")
+        job_dir = [f"--job-dir={output_dir}"]
     commands, envs = {}, {}
     for role, prefix in PREFIXES.items():
         if counts[role]:
             config = training.get(f"{prefix}Config") or master
             command = config.get("containerCommand") or master.get("containerCommand", [])
+            # A role's own containerArgs, or the job's args (never both: the schema says so).
+            args = (
+                config.get("containerArgs")
+                or master.get("containerArgs")
+                or training.get("args", [])
+            )
+            args = [*args, *job_dir]
             commands[role] = replica_command(role, command, args, local, job.source) + flags
             envs[role] = dict(trial_env)
     options = dict(

@@ -31,7 +31,9 @@ def render(options: JobOptions) -> tuple[str, dict[str, Any]]:
     # TF2 strategies reject "master", and an evaluator in the job implies "chief" anyway.
     training["useChiefInTfConfig"] = options.use_chief or bool(options.count(EVALUATOR))
     training["region"] = options.region
-    if options.args:
+    if options.args and not options.command:
+        # Arguments of the image's own ENTRYPOINT; with a COMMAND they go beside it, per role:
+        # containerCommand/containerArgs and trainingInput.args are mutually exclusive.
         training["args"] = list(options.args)
     if options.output_dir:
         training["jobDir"] = options.output_dir
@@ -59,6 +61,8 @@ def _replica_config(options: JobOptions, pool: Pool) -> dict[str, Any]:
         }
     if options.command:
         config["containerCommand"] = list(options.command)
+        if options.args:
+            config["containerArgs"] = list(options.args)
     return config
 
 

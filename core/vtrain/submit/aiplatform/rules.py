@@ -24,9 +24,20 @@ def check(request: JobRequest, study: Study | None, problems: Problems) -> None:
     if request.name is not None:
         problems.job_name(request.name, NAME, NAME_SAYS)
     problems.cloud_storage(request.output_dir)
-    problems.refuse("--env", list(request.env), "AI Platform's trainingInput has no environment")
+    # The names only: a value may be a credential, and a refusal is printed.
+    problems.refuse(
+        "--env", [item.partition("=")[0] for item in request.env],
+        "AI Platform's trainingInput has no environment",
+    )  # fmt: skip
+    problems.refuse(
+        "--spot", request.spot, "AI Platform Training has no Spot VMs",
+        "no --spot with aiplatform; Vertex runs Spot VMs (vtrain submit vertex --spot)",
+    )  # fmt: skip
+    problems.ps_need_workers(request)
     if request.flags_only:
         _flags_only(request, problems)
+    if study is not None:
+        _conditions(request, study, problems)
     if study is not None and study.measurement_selection == "BEST_MEASUREMENT":
         # Refused, not warned: HyperparameterSpec has no such field and AI Platform ranks
         # trials by finalMetric, so the job would tune a different objective than the file's.
@@ -41,6 +52,22 @@ def check(request: JobRequest, study: Study | None, problems: Problems) -> None:
                 hint="Vertex honours BEST_MEASUREMENT: vtrain submit vertex --study",
             )  # fmt: skip
         )
+
+
+def _conditions(request: JobRequest, study: Study, problems: Problems) -> None:
+    """Refuse conditional parameters: ml v1's ParameterSpec has no parent values."""
+    for parent in study.parameters:
+        if parent.conditions:
+            problems.add(
+                UsageError(
+                    "AI Platform's HyperparameterSpec has no conditional parameters",
+                    source=request.study,
+                    path=f"parameters.{parent.parameter_id}.conditional_parameter_specs",
+                    value=[c.parameter.parameter_id for c in parent.conditions],
+                    expected="parameters without conditional_parameter_specs for aiplatform",
+                    hint="Vertex takes them: vtrain submit vertex --study",
+                )  # fmt: skip
+            )
 
 
 def elsewhere(request: JobRequest, problems: Problems) -> None:

@@ -2,7 +2,8 @@
 
 `check` reads a v1 manifest into the `kubeflow-training` models and refuses
 any field the round trip would drop (a typo, or a field of another kind),
-then what no operator could run; a TrainJob goes to `trainjob.check`.
+then what no operator could run; a TrainJob goes to `trainjob.check`, and a
+Katib Experiment to `katib.check`, which checks its trial's job here in turn.
 """
 
 from __future__ import annotations
@@ -11,10 +12,12 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from vtrain.cluster.roles import PS, WORKER
 from vtrain.errors import ConfigError, raise_all
 from vtrain.submit import sdk
 from vtrain.submit.document import JobDocument
-from vtrain.submit.kubeflow import trainjob
+from vtrain.submit.kubeflow import katib, trainjob
+from vtrain.submit.kubeflow.gke import selector_problems
 from vtrain.submit.kubeflow.kinds import API_VERSION, KINDS
 from vtrain.submit.kubeflow.round_trip import round_trip_errors
 
@@ -33,11 +36,11 @@ def parse(document: Mapping[str, Any], *, source: str) -> Any:
     kind = document.get("kind")
     if kind not in KINDS:
         raise ConfigError(
-            "not a training-operator v1 job or a TrainJob",
+            "not a training-operator v1 job, a TrainJob or a Katib Experiment",
             source=source,
             path="kind",
             value=kind,
-            expected=" or ".join([*KINDS, trainjob.KIND]),
+            expected=" or ".join([*KINDS, trainjob.KIND, katib.KIND]),
         )
     sdk.kubeflow_training()
     try:
@@ -50,6 +53,11 @@ def check(document: Mapping[str, Any], *, source: str) -> None:
     """Refuse a manifest the models cannot hold, or that no operator could run."""
     if document.get("kind") == trainjob.KIND:
         trainjob.check(document, source=source)
+        return
+    if document.get("kind") == katib.KIND:
+        katib.check(document, source=source)
+        trial_spec = document["spec"]["trialTemplate"]["trialSpec"]
+        check(trial_spec, source=f"{source}: spec.trialTemplate.trialSpec")
         return
     job = parse(document, source=source)
     back = sdk.kubeflow_api_client().sanitize_for_serialization(job)
@@ -78,6 +86,32 @@ def check(document: Mapping[str, Any], *, source: str) -> None:
                     path=f"spec.{field}.{name}",
                     value=name,
                     expected=" or ".join(allowed),
+                )
+            )
+    ps, worker = kind.replica_types.get(PS), kind.replica_types[WORKER]
+    if (
+        ps in specs
+        and (specs.get(ps) or {}).get("replicas", 1)
+        and not ((specs.get(worker) or {}).get("replicas", 0 if worker not in specs else 1))
+    ):
+        errors.append(
+            ConfigError(
+                "parameter servers serve workers, and the job has none",
+                source=source,
+                path=f"spec.{field}.{ps}",
+                expected=f"a {worker} replica spec with 1 or more replicas",
+            )
+        )
+    for name, spec in specs.items():
+        pod = ((spec or {}).get("template") or {}).get("spec") or {}
+        for label, value, expected in selector_problems(pod.get("nodeSelector") or {}):
+            errors.append(
+                ConfigError(
+                    "no GKE node carries this",
+                    source=source,
+                    path=f"spec.{field}.{name}.template.spec.nodeSelector.{label}",
+                    value=value,
+                    expected=expected,
                 )
             )
     count = (specs.get(kind.chief) or {}).get("replicas", 1)

@@ -1,29 +1,80 @@
 """A Kubeflow manifest, rehearsed: each replica type as that many local replicas.
 
 A v1 job's replicas run the container the operator would find (by the name
-its kind gives it); a TrainJob's numNodes identical nodes run its one trainer.
+its kind gives it); a TrainJob's numNodes identical nodes run its one trainer;
+a Katib Experiment runs one trial: its trial's job, with Katib's placeholders
+filled in as Katib would fill them for that trial.
 """
 
 from __future__ import annotations
+
+import json
+from typing import Any
 
 from vtrain.cluster.roles import CHIEF, EVALUATOR, PS, WORKER
 from vtrain.context import OUTPUT_FOLDERS, output_dirs
 from vtrain.errors import UsageError
 from vtrain.submit.document import JobDocument
-from vtrain.submit.kubeflow import trainjob
+from vtrain.submit.kubeflow import katib, trainjob
+from vtrain.submit.kubeflow.gke import SPOT_LABEL
 from vtrain.submit.kubeflow.kinds import KINDS
-from vtrain.submit.rehearsal import Rehearsal, replica_command, trial
+from vtrain.submit.rehearsal import (
+    SPOT_NOTE,
+    Rehearsal,
+    replica_command,
+    trial,
+    trial_number,
+    trial_values,
+)
+
+# Set per replica by the rehearsal itself (each replica writes its own metric file here).
+_LOCAL_OWNED = ("CLOUD_ML_HP_METRIC_FILE",)
 
 
 def rehearse(
     job: JobDocument, local: list[str], trial_id: str | None, output_dir: str
 ) -> Rehearsal:
     """Every replica type's replicas with its container's command, args and env."""
+    if job.kind == katib.KIND:
+        return _experiment(job, local, trial_id, output_dir)
     trial(None, trial_id)
     if job.kind == trainjob.KIND:
         return _trainjob(job, local, output_dir)
-    doc = job.document
-    kind = KINDS[job.kind]
+    return _v1(job.document, job.kind, job.source, local, output_dir)
+
+
+def _experiment(
+    job: JobDocument, local: list[str], trial_id: str | None, output_dir: str
+) -> Rehearsal:
+    """One trial of a Katib Experiment: its trial's job, with that trial's parameters."""
+    study = katib.study_of(job.document, job.source)
+    number = trial_number(trial_id)
+    values = trial_values(study, number)
+    # What Katib puts in each ${trialParameters.NAME}: the value's text, as in its flag; the
+    # trial's own name (here, its number) where a trial parameter refers to ${trialSpec.Name}.
+    texts = {
+        p.parameter_id: p.flag(values[p.parameter_id]).split("=", 1)[1] for p in study.parameters
+    }
+    template = job.document["spec"]["trialTemplate"]
+    fills = {
+        t["name"]: number if t["reference"] == katib.TRIAL_NAME else texts.get(t["reference"], "")
+        for t in template.get("trialParameters") or []
+    }
+    text = katib.PLACEHOLDER.sub(
+        lambda m: json.dumps(fills.get(m[1], m[0]))[1:-1], json.dumps(template["trialSpec"])
+    )
+    trial_job: dict[str, Any] = json.loads(text)
+    rehearsal = _v1(trial_job, str(trial_job["kind"]), job.source, local, output_dir)
+    shown = " ".join(f"--{k}={v}" for k, v in texts.items())
+    rehearsal.notes.append(f"Katib trial {number}: {shown} (as the study's {study.algorithm})")
+    return rehearsal
+
+
+def _v1(
+    doc: dict[str, Any], kind_name: str, source: str, local: list[str], output_dir: str
+) -> Rehearsal:
+    """A training-operator job's replicas."""
+    kind = KINDS[kind_name]
     specs = doc["spec"][kind.replica_specs]
     if kind.chief not in specs:
         raise UsageError(
@@ -41,9 +92,13 @@ def rehearse(
         containers = spec["template"]["spec"]["containers"]
         container = next((c for c in containers if c.get("name") == kind.container), containers[0])
         commands[role] = replica_command(
-            role, container.get("command") or [], container.get("args") or [], local, job.source
+            role, container.get("command") or [], container.get("args") or [], local, source
         )
-        env = {e["name"]: e.get("value", "") for e in container.get("env") or [] if "name" in e}
+        env = {
+            e["name"]: e.get("value", "")
+            for e in container.get("env") or []
+            if "name" in e and e["name"] not in _LOCAL_OWNED
+        }
         # The manifest's output folders live in the cluster; here they are this job's.
         envs[role] = env | {k: local_dirs[k] for k in OUTPUT_FOLDERS if k in env}
     options = dict(
@@ -52,11 +107,13 @@ def rehearse(
         ps=counts[PS],
         evaluators=counts[EVALUATOR],
         job=doc,
-        job_kind=job.kind,
+        job_kind=kind_name,
         role_commands=commands,
         role_env=envs,
     )
-    return Rehearsal(options, [])
+    selectors = [s["template"]["spec"].get("nodeSelector") or {} for s in specs.values()]
+    spot = any(selector.get(SPOT_LABEL) == "true" for selector in selectors)
+    return Rehearsal(options, [SPOT_NOTE] if spot else [])
 
 
 def _trainjob(job: JobDocument, local: list[str], output_dir: str) -> Rehearsal:

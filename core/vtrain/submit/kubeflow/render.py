@@ -3,7 +3,8 @@
 `--framework NAME` names a vtrain plugin; its `kubeflow` declaration gives the
 job's kind and container name, and `kinds` what the operator expects of that
 kind. The manifest is built with the `kubeflow-training` models and written
-out by the client's own serializer; `--trainjob` renders a Trainer v2 TrainJob.
+out by the client's own serializer; `--trainjob` renders a Trainer v2 TrainJob,
+and `--study` a Katib Experiment whose trials run the v1 job.
 """
 
 from __future__ import annotations
@@ -12,18 +13,26 @@ from typing import Any
 
 from vtrain import plugins
 from vtrain.submit import sdk
-from vtrain.submit.kubeflow import trainjob
+from vtrain.submit.kubeflow import experiment, katib, trainjob
 from vtrain.submit.kubeflow.kinds import API_VERSION, KINDS
 from vtrain.submit.kubeflow.manifest import check
-from vtrain.submit.kubeflow.pods import GPU, node_selector, output_env
+from vtrain.submit.kubeflow.pods import output_env, placement
 from vtrain.submit.options import JobOptions
 from vtrain.submit.pools import Pool
 
 
 def render(options: JobOptions) -> tuple[str, dict[str, Any]]:
-    """(kind, manifest) of the job's framework; a Trainer v2 TrainJob with `--trainjob`."""
+    """(kind, manifest) of the framework's job; a TrainJob (--trainjob); an Experiment (--study)."""
     if options.runtime is not None:
         return trainjob.render(options)
+    kind, manifest = v1_job(options)
+    if options.study is not None:
+        return experiment.render(options, manifest)
+    return kind, manifest
+
+
+def v1_job(options: JobOptions) -> tuple[str, dict[str, Any]]:
+    """(kind, manifest): the training-operator job; under a study, one trial's template."""
     models, _ = sdk.kubeflow_training()
     assert options.framework is not None  # the rules ask for --framework or --trainjob
     declared = plugins.get(options.framework).kubeflow
@@ -57,24 +66,30 @@ def render(options: JobOptions) -> tuple[str, dict[str, Any]]:
 
 
 def _pod(models: Any, options: JobOptions, pool: Pool, container_name: str) -> Any:
+    study = options.study
+    trial_args = katib.trial_args(study) if study is not None else []
+    trial_env = katib.trial_env(study) if study is not None else []
+    # Under Katib each trial writes to its own folder, as a Vertex trial does.
+    trial = f"${{trialParameters.{katib.trial_name_parameter(study)}}}" if study else None
     env = [
-        models.V1EnvVar(name=k, value=v) for k, v in (*options.env, *output_env(options.output_dir))
+        models.V1EnvVar(name=k, value=v)
+        for k, v in (*options.env, *output_env(options.output_dir, trial), *trial_env)
     ]
-    resources = None
-    if pool.accelerator is not None:
-        resources = models.V1ResourceRequirements(limits={GPU: str(pool.accelerator.count)})
+    place = placement(pool.machine_type, pool.accelerator, options.scheduling == "SPOT")
+    resources = models.V1ResourceRequirements(limits=place.limits) if place.limits else None
     container = models.V1Container(
         name=container_name,
         image=pool.image,
         command=list(options.command) or None,
-        args=list(options.args) or None,
+        args=[*options.args, *trial_args] or None,
         env=env or None,
         resources=resources,
     )
     return models.V1PodTemplateSpec(
         spec=models.V1PodSpec(
             containers=[container],
-            node_selector=node_selector(pool.machine_type, pool.accelerator) or None,
+            node_selector=place.node_selector or None,
+            tolerations=[models.V1Toleration(**t) for t in place.tolerations] or None,
             service_account_name=options.service_account,
         )
     )

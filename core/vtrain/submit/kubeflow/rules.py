@@ -3,8 +3,10 @@
 `--framework NAME` is a vtrain plugin: its `kubeflow` declaration names the
 operator's job kind and container, and the kind says which roles the job may
 have (`kinds`). A plugin without a declaration is refused here by name.
-Vertex's and AI Platform's project, region, network and study have no place
-in a Kubernetes job.
+Vertex's and AI Platform's project, region and network have no place in a
+Kubernetes job; a study becomes a Katib Experiment (`katib`), which refuses
+what Katib cannot search. Names, namespaces and labels follow Kubernetes'
+rules, not Google Cloud's.
 """
 
 from __future__ import annotations
@@ -12,18 +14,31 @@ from __future__ import annotations
 import re
 
 from vtrain import plugins
-from vtrain.cluster.roles import CHIEF, WORKER
+from vtrain.cluster.roles import CHIEF, PS, WORKER
 from vtrain.errors import VtrainError
 from vtrain.plugins.base import KubeflowJob
+from vtrain.submit.kubeflow import katib
 from vtrain.submit.kubeflow.kinds import KINDS
 from vtrain.submit.pools import COUNT_FLAGS, counts
 from vtrain.submit.problems import Problems, Rules
 from vtrain.submit.request import JobRequest
+from vtrain.submit.values import DNS_1123_LABEL, KUBERNETES_LABELS, MAX_LABEL
 from vtrain.tune.study import Study
 
-# A Kubernetes object name (RFC 1123 label: the operator names Services after it).
-NAME = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
-NAME_SAYS = "lowercase letters, digits and '-', at most 63"
+# A job's name: a DNS-1035 label, as the operator's webhooks and TrainJob's CEL rule ask (the
+# operator names Services after it, and a Service name may not start with a digit).
+NAME = re.compile(r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?")
+NAME_SAYS = (
+    "a DNS-1035 label: lowercase letters, digits and '-', at most 63, starting with a letter "
+    "and ending with a letter or digit"
+)
+# A runtime's name: any Kubernetes object name (a DNS-1123 label).
+RUNTIME = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+RUNTIME_SAYS = "lowercase letters, digits and '-', at most 63"
+NAMESPACE_SAYS = (
+    "a DNS-1123 label: lowercase letters, digits and '-', at most 63, starting and ending "
+    "with a letter or digit"
+)
 TRAINJOB = "--trainjob [RUNTIME] for a Trainer v2 TrainJob"
 
 
@@ -31,10 +46,19 @@ def check(request: JobRequest, study: Study | None, problems: Problems) -> None:
     """Refuse what a Kubeflow job cannot run."""
     if request.name is not None:
         problems.job_name(request.name, NAME, NAME_SAYS)
+    namespace = request.namespace
+    if namespace is not None and not (
+        len(namespace) <= MAX_LABEL and DNS_1123_LABEL.fullmatch(namespace)
+    ):
+        problems.bad("--namespace", "not a Kubernetes namespace", namespace, NAMESPACE_SAYS)
     _output_dir(request.output_dir, problems)
-    problems.refuse(
-        "--study", request.study, "Kubeflow tunes through Katib, not the training operator"
-    )
+    if study is not None:
+        if request.trainjob is not None:
+            problems.bad(
+                "--study", "Katib's trials here run a training-operator job, not a TrainJob",
+                request.study, "--framework NAME with --study, or no --study with --trainjob",
+            )  # fmt: skip
+        problems.add(*katib.refusals(study, request.study or "--study"))
     problems.refuse("--project", request.project, "a Kubernetes job has no project")
     problems.refuse("--network", request.network, "set the network on the cluster")
     problems.refuse("--region", request.region, "the kubeconfig names the cluster")
@@ -54,6 +78,7 @@ def elsewhere(request: JobRequest, problems: Problems) -> None:
     """Refuse Kubeflow's own options on another platform."""
     if request.trainjob is not None:
         problems.bad("--trainjob", "a TrainJob is a Kubeflow job", request.trainjob, "kubeflow")
+    problems.refuse("--namespace", request.namespace, "only a Kubernetes job has a namespace")
 
 
 def declarations() -> dict[str, KubeflowJob]:
@@ -101,6 +126,8 @@ def _framework(request: JobRequest, problems: Problems) -> None:
             f"{kind.container!r}: the operator finds a {kind.name}'s training container by it",
         )  # fmt: skip
     given = counts(request)
+    if PS in kind.replica_types:
+        problems.ps_need_workers(request)
     for role, flag in COUNT_FLAGS.items():
         if given[role] > 0 and role not in kind.replica_types:
             problems.bad(
@@ -138,8 +165,8 @@ def _output_dir(value: str | None, problems: Problems) -> None:
 def _trainjob(request: JobRequest, problems: Problems) -> None:
     """`--trainjob [RUNTIME]`: refuse what a TrainJob cannot say."""
     runtime = request.trainjob
-    if not NAME.fullmatch(runtime or ""):
-        problems.bad("--trainjob", "not a runtime name", runtime, NAME_SAYS)
+    if not RUNTIME.fullmatch(runtime or ""):
+        problems.bad("--trainjob", "not a runtime name", runtime, RUNTIME_SAYS)
     if request.framework:
         problems.bad(
             "--framework", "a TrainJob's runtime decides the framework", request.framework,
@@ -164,4 +191,4 @@ def _trainjob(request: JobRequest, problems: Problems) -> None:
             )  # fmt: skip
 
 
-RULES = Rules(check=check, elsewhere=elsewhere, default_machine=None)
+RULES = Rules(check=check, elsewhere=elsewhere, default_machine=None, labels=KUBERNETES_LABELS)

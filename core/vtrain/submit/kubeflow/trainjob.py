@@ -16,7 +16,7 @@ from typing import Any
 from vtrain.cluster.roles import CHIEF, WORKER
 from vtrain.errors import ConfigError, raise_all
 from vtrain.submit import sdk
-from vtrain.submit.kubeflow.pods import GPU, node_selector, output_env
+from vtrain.submit.kubeflow.pods import output_env, placement
 from vtrain.submit.kubeflow.round_trip import round_trip_errors
 from vtrain.submit.options import JobOptions
 
@@ -29,6 +29,26 @@ RUNTIME_KIND = "ClusterTrainingRuntime"
 MANAGER = "vtrain"
 # The JobSet's replicated job that runs the trainer nodes in the built-in runtimes.
 NODE_JOB = "node"
+CRD = f"{PLURAL}.{GROUP}"
+# The fields vtrain writes that older Trainers do not have: an API server prunes a field its
+# CRD lacks without a word, so the job would run without them.
+MINIMUM_TRAINER = "v2.2.0"
+SINCE_MINIMUM = ("runtimePatches", "activeDeadlineSeconds")
+
+
+def fields_since_minimum(document: Mapping[str, Any]) -> list[str]:
+    """The fields of `document`'s spec that need Trainer v2.2.0 or later."""
+    spec = document.get("spec") or {}
+    return [name for name in SINCE_MINIMUM if spec.get(name) is not None]
+
+
+def missing_from_crd(crd: Mapping[str, Any], fields: list[str]) -> list[str]:
+    """The `fields` that the TrainJob CRD's schema (its v1alpha1 version) does not have."""
+    versions = (crd.get("spec") or {}).get("versions") or []
+    version: Mapping[str, Any] = next((v for v in versions if v.get("name") == VERSION), {})
+    schema = (version.get("schema") or {}).get("openAPIV3Schema") or {}
+    spec = ((schema.get("properties") or {}).get("spec") or {}).get("properties") or {}
+    return [name for name in fields if name not in spec]
 
 
 def render(options: JobOptions) -> tuple[str, dict[str, Any]]:
@@ -39,10 +59,13 @@ def render(options: JobOptions) -> tuple[str, dict[str, Any]]:
         m.IoK8sApiCoreV1EnvVar(name=k, value=v)
         for k, v in (*options.env, *output_env(options.output_dir))
     ]
+    place = placement(chief.machine_type, chief.accelerator, options.scheduling == "SPOT")
     resources = None
-    if chief.accelerator is not None:
+    if place.limits:
         resources = m.IoK8sApiCoreV1ResourceRequirements(
-            limits={GPU: m.IoK8sApimachineryPkgApiResourceQuantity(str(chief.accelerator.count))}
+            limits={
+                k: m.IoK8sApimachineryPkgApiResourceQuantity(v) for k, v in place.limits.items()
+            }
         )
     trainer = m.TrainerV1alpha1Trainer(
         image=chief.image,
@@ -74,13 +97,15 @@ def render(options: JobOptions) -> tuple[str, dict[str, Any]]:
 
 
 def _patches(m: Any, options: JobOptions) -> list[Any] | None:
-    """The pod settings a TrainJob's trainer cannot say: machine, accelerator, service account."""
+    """The pod settings a trainer cannot say: machine, accelerator, spot, service account."""
     chief = options.pool(CHIEF)
-    selector = node_selector(chief.machine_type, chief.accelerator)
-    if not selector and not options.service_account:
+    place = placement(chief.machine_type, chief.accelerator, options.scheduling == "SPOT")
+    if not place.node_selector and not options.service_account:
         return None
     pod = m.TrainerV1alpha1PodSpecPatch(
-        nodeSelector=selector or None, serviceAccountName=options.service_account
+        nodeSelector=place.node_selector or None,
+        tolerations=[m.IoK8sApiCoreV1Toleration(**t) for t in place.tolerations] or None,
+        serviceAccountName=options.service_account,
     )
     node = m.TrainerV1alpha1ReplicatedJobPatch(
         name=NODE_JOB,

@@ -8,13 +8,14 @@ then checks Vertex's rules for worker pools, which the types alone do not.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from vtrain.cluster.roles import CHIEF, EVALUATOR, PS, WORKER
 from vtrain.errors import ConfigError, VtrainError, raise_all
 from vtrain.submit import sdk
 from vtrain.submit.document import JobDocument
+from vtrain.submit.vertex import machines
 
 CUSTOM_JOB = "CustomJob"
 TUNING_JOB = "HyperparameterTuningJob"
@@ -67,6 +68,15 @@ def check_pools(spec: Any, kind: str, source: str) -> None:
             f"{where}[0].replicaCount", "the primary pool (the chief) runs exactly one replica",
             pools[0].replica_count, "1; put the other replicas in workerPoolSpecs[1]",
         )  # fmt: skip
+    counts = [p.replica_count for p in pools]
+    serves = (
+        len(pools) > 2 and counts[2] and "reductionserver" not in pools[2].container_spec.image_uri
+    )
+    if serves and not (len(pools) > 1 and counts[1]):
+        bad(
+            f"{where}[2].replicaCount", "parameter servers serve workers, and the job has none",
+            counts[2], f"{where}[1] with 1 or more workers",
+        )  # fmt: skip
     for i, pool in enumerate(pools):
         machine = pool.machine_spec
         if machine.accelerator_count and not machine.accelerator_type:
@@ -78,11 +88,26 @@ def check_pools(spec: Any, kind: str, source: str) -> None:
         empty = not pool.replica_count and not pool.container_spec.image_uri
         if i and empty:
             continue
+        _check_machine(machine, f"{where}[{i}].machineSpec", bad)
         if not pool.container_spec.image_uri and not pool.python_package_spec.executor_image_uri:
             bad(f"{where}[{i}]", "no image", None, "containerSpec.imageUri or pythonPackageSpec")
         if not pool.replica_count:
             bad(f"{where}[{i}].replicaCount", "a pool with no replicas", 0, "1 or more, or {}")
     raise_all(errors)
+
+
+def _check_machine(machine: Any, path: str, bad: Callable[[str, str, Any, str], None]) -> None:
+    """The machine is one Vertex trains on, and holds its accelerators (`machines.json`)."""
+    if not machine.machine_type:
+        return  # the service's default machine
+    instead = machines.unknown(machine.machine_type)
+    if instead is not None:
+        bad(f"{path}.machineType", "not a machine Vertex trains on", machine.machine_type, instead)
+        return
+    accelerator = machine.accelerator_type.name if machine.accelerator_type else None
+    found = machines.problem(machine.machine_type, accelerator, machine.accelerator_count)
+    if found is not None:
+        bad(f"{path}.acceleratorType", found[0], accelerator, found[1])
 
 
 def _has(document: Mapping[str, Any], *names: str) -> bool:

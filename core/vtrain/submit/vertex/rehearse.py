@@ -6,7 +6,7 @@ from typing import Any
 
 from vtrain.cluster.roles import EVALUATOR, PS, WORKER
 from vtrain.submit.document import JobDocument
-from vtrain.submit.rehearsal import Rehearsal, replica_command, trial
+from vtrain.submit.rehearsal import SPOT_NOTE, Rehearsal, replica_command, trial
 from vtrain.submit.vertex.job import POOL_ROLES
 from vtrain.tune.study_file import study_from_document
 
@@ -57,24 +57,46 @@ def rehearse(
         role_commands=commands,
         role_env=envs,
     )
+    if (spec.get("scheduling") or {}).get("strategy") == "SPOT":
+        notes.append(SPOT_NOTE)
     return Rehearsal(options, notes)
 
 
 def _whole_numbers(doc: dict[str, Any]) -> dict[str, Any]:
-    """The tuning job with discrete values 16.0 read back as 16, as the study file wrote them."""
-    # Vertex's discrete values are doubles: JSON gives 16.0, and `vtrain tune` passes 16.
+    """The tuning job's StudySpec as the study file wrote it: whole numbers, zeros written out."""
     study_spec = dict(doc["studySpec"])
-    study_spec["parameters"] = [
-        {
-            **p,
-            "discreteValueSpec": {
-                "values": [
-                    int(v) if float(v).is_integer() else v for v in p["discreteValueSpec"]["values"]
-                ]
-            },
-        }
-        if "discreteValueSpec" in p
-        else p
-        for p in study_spec["parameters"]
-    ]
+    study_spec["parameters"] = [_parameter(p) for p in study_spec["parameters"]]
     return {**doc, "studySpec": study_spec}
+
+
+def _parameter(p: dict[str, Any]) -> dict[str, Any]:
+    out = dict(p)
+    for spec in ("doubleValueSpec", "integerValueSpec"):
+        if spec in out:
+            # Proto3 JSON leaves a zero out: a range from 0 reads back without its minValue.
+            out[spec] = {"minValue": 0, "maxValue": 0, **out[spec]}
+    # Vertex's discrete values are doubles: JSON gives 16.0, and `vtrain tune` passes 16.
+    if "discreteValueSpec" in out:
+        out["discreteValueSpec"] = {"values": _whole(out["discreteValueSpec"]["values"])}
+    if "conditionalParameterSpecs" in out:
+        out["conditionalParameterSpecs"] = [
+            {
+                **c,
+                **(
+                    {
+                        "parentDiscreteValues": {
+                            "values": _whole(c["parentDiscreteValues"]["values"])
+                        }
+                    }
+                    if "parentDiscreteValues" in c
+                    else {}
+                ),
+                "parameterSpec": _parameter(c["parameterSpec"]),
+            }
+            for c in out["conditionalParameterSpecs"]
+        ]
+    return out
+
+
+def _whole(values: list[Any]) -> list[Any]:
+    return [int(v) if float(v).is_integer() else v for v in values]

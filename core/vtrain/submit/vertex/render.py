@@ -9,10 +9,11 @@ from __future__ import annotations
 from typing import Any
 
 from vtrain.cluster.roles import CHIEF, EVALUATOR, PS, WORKER
-from vtrain.errors import raise_all
+from vtrain.errors import UsageError, VtrainError, raise_all
 from vtrain.submit import sdk
 from vtrain.submit.options import JobOptions
 from vtrain.submit.pools import Pool, unknown_accelerators
+from vtrain.submit.vertex import machines
 from vtrain.submit.vertex.job import CUSTOM_JOB, TUNING_JOB, parse
 from vtrain.submit.vertex.staging import planned_uri
 from vtrain.submit.vertex.study import study_spec, trial_counts
@@ -23,6 +24,8 @@ REDUCTION_SERVER_IMAGE = "us-docker.pkg.dev/vertex-ai-restricted/training/reduct
 def render(options: JobOptions) -> tuple[str, dict[str, Any]]:
     """(kind, document): a CustomJob, or a HyperparameterTuningJob when a study is given."""
     check_accelerators(options)
+    check_machines(options)
+    check_scheduling(options)
     spec = custom_job_spec(options)
     document: dict[str, Any] = {"displayName": options.name}
     if options.study is None:
@@ -61,6 +64,10 @@ def custom_job_spec(options: JobOptions) -> dict[str, Any]:
         scheduling["timeout"] = f"{options.timeout}s"
     if options.restart_job:
         scheduling["restartJobOnWorkerRestart"] = True
+    if options.scheduling:
+        scheduling["strategy"] = options.scheduling
+    if options.max_wait is not None:
+        scheduling["maxWaitDuration"] = f"{options.max_wait}s"
     if scheduling:
         spec["scheduling"] = scheduling
     if options.service_account:
@@ -125,3 +132,61 @@ def check_accelerators(options: JobOptions) -> None:
     """Refuse an accelerator type Vertex's AcceleratorType enum does not name."""
     known = [n for n in sdk.vertex_types().AcceleratorType.__members__ if "UNSPECIFIED" not in n]
     raise_all(unknown_accelerators(options.pools, known, "a Vertex accelerator type"))
+
+
+def check_machines(options: JobOptions) -> None:
+    """Refuse a machine Vertex does not train on, or one that cannot hold the pool's accelerator."""
+    errors: list[VtrainError] = []
+    seen: set[str] = set()
+
+    def bad(flag: str, problem: str, value: Any, expected: str) -> None:
+        # A worker pool that inherits the chief's settings would say the same again.
+        if (key := f"{flag}: {problem}") not in seen:
+            seen.add(key)
+            hint = f"vtrain's table of Vertex's machines, checked {machines.table().checked}"
+            errors.append(
+                UsageError(problem, source=flag, value=value, expected=expected, hint=hint)
+            )
+
+    pools = [
+        p for p in options.pools if p.count and not (p.role == PS and options.reduction_servers)
+    ]
+    for pool in pools:
+        assert pool.machine_type is not None  # Vertex's rules give every pool a machine
+        instead = machines.unknown(pool.machine_type)
+        if instead is not None:
+            bad(pool.machine_flag, "not a machine Vertex trains on", pool.machine_type, instead)
+            continue
+        a = pool.accelerator
+        found = machines.problem(pool.machine_type, a.type if a else None, a.count if a else 0)
+        if found is None:
+            continue
+        flag = a.flag if a is not None else pool.accelerator_flag
+        expected = found[1]
+        if a is None and pool.role in (PS, EVALUATOR):
+            expected += (
+                f" ({flag}), or a --{pool.role}-machine-type that holds none: a {pool.role} gets "
+                "no accelerator unless its own flag asks for one"
+            )
+        bad(flag, found[0], f"{a.type}:{a.count}" if a else "none", expected)
+    if options.reduction_servers:
+        instead = machines.unknown(options.reduction_machine_type)
+        if instead is not None:
+            bad("--reduction-server-machine-type", "not a machine Vertex trains on",
+                options.reduction_machine_type, instead)  # fmt: skip
+    raise_all(errors)
+
+
+def check_scheduling(options: JobOptions) -> None:
+    """Refuse a scheduling strategy that the aiplatform v1 discovery document does not list."""
+    if options.scheduling is None:
+        return
+    schema = sdk.aiplatform_v1_schemas()["GoogleCloudAiplatformV1Scheduling"]
+    strategies = schema["properties"]["strategy"]["enum"]
+    if options.scheduling not in strategies:
+        flag = "--spot" if options.scheduling == "SPOT" else "--flex-start"
+        raise UsageError(
+            "the installed aiplatform v1 discovery document has no such scheduling strategy",
+            source=flag, value=options.scheduling, expected="one of " + ", ".join(strategies),
+            hint="upgrade google-api-python-client (the submit extra)",
+        )  # fmt: skip

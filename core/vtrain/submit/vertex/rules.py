@@ -1,7 +1,9 @@
-"""Vertex's rules for a command line: its job names, Reduction Server and pre-built containers.
+"""Vertex's rules for a command line: job names, Reduction Server, pre-built containers, scheduling.
 
 What only Vertex has (a Reduction Server, restarting the whole job,
-pre-built containers) is refused on the other platforms from here.
+pre-built containers, flex-start) is refused on the other platforms from here.
+The machines and accelerators a pool may pair are checked when the job is
+rendered (`machines`), with the enums of the installed SDK.
 """
 
 from __future__ import annotations
@@ -34,7 +36,24 @@ def check(request: JobRequest, study: Study | None, problems: Problems) -> None:
         problems.bad(
             "--reduction-servers", "cannot be negative", request.reduction_servers, "0 or more"
         )
+    if not request.reduction_servers:  # else --ps is refused already, for that
+        problems.ps_need_workers(request)
+    _scheduling(request, problems)
     _python_package(request, problems)
+
+
+def _scheduling(request: JobRequest, problems: Problems) -> None:
+    """--spot or --flex-start (one strategy per job); --max-wait only with --flex-start."""
+    if request.spot and request.flex_start:
+        problems.bad(
+            "--flex-start", "a job has one scheduling strategy", "--spot --flex-start",
+            "--spot or --flex-start",
+        )  # fmt: skip
+    if request.max_wait is not None and not request.flex_start:
+        problems.bad(
+            "--max-wait", "only a flex-start job waits for its machines", request.max_wait,
+            "--flex-start beside --max-wait",
+        )  # fmt: skip
 
 
 def elsewhere(request: JobRequest, problems: Problems) -> None:
@@ -46,6 +65,9 @@ def elsewhere(request: JobRequest, problems: Problems) -> None:
         "--restart-job-on-worker-restart", request.restart_job,
         "only Vertex restarts a whole job when one replica restarts",
     )  # fmt: skip
+    why = "only Vertex queues a job for its machines (scheduling strategy FLEX_START)"
+    problems.refuse("--flex-start", request.flex_start, why)
+    problems.refuse("--max-wait", request.max_wait, why)
     if request.python_package or request.python_module or request.executor_image:
         problems.bad(
             "--python-package", "only Vertex runs pre-built containers", request.python_package,

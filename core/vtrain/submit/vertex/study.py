@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from vtrain.submit.study import SCALES
-from vtrain.tune.study import Parameter, Study
+from vtrain.tune.study import PARENT_VALUES, Parameter, Study
 
 _SPECS = {
     "DOUBLE": "doubleValueSpec",
@@ -50,4 +50,16 @@ def _parameter(p: Parameter) -> dict[str, Any]:
     out: dict[str, Any] = {"parameterId": p.parameter_id, _SPECS[p.type]: value}
     if p.type != "CATEGORICAL":
         out["scaleType"] = SCALES[p.scale]
+    if p.conditions:
+        # parent_int_values -> parentIntValues: the study file's names, in Vertex's JSON.
+        parent = _camel(PARENT_VALUES[p.type])
+        out["conditionalParameterSpecs"] = [
+            {parent: {"values": list(c.parent_values)}, "parameterSpec": _parameter(c.parameter)}
+            for c in p.conditions
+        ]
     return out
+
+
+def _camel(snake: str) -> str:
+    head, *rest = snake.split("_")
+    return head + "".join(w.capitalize() for w in rest)
