@@ -29,6 +29,13 @@ a study file (Vertex's StudySpec and trial counts; YAML, or the same fields in J
       scale_type: UNIT_LOG_SCALE
     - parameter_id: batch_size
       discrete_value_spec: {values: [16, 32, 64]}   # also integer_ and categorical_value_spec
+    - parameter_id: optimizer
+      categorical_value_spec: {values: [adam, sgd]}
+      conditional_parameter_specs:                  # searched only for some parent values
+        - parent_categorical_values: {values: [sgd]}
+          parameter_spec:
+            parameter_id: momentum
+            double_value_spec: {min_value: 0.0, max_value: 0.99}
   algorithm: RANDOM_SEARCH     # GRID_SEARCH; ALGORITHM_UNSPECIFIED is model-based (optuna)
   max_trial_count: 8
   parallel_trial_count: 2
