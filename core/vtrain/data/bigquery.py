@@ -128,7 +128,7 @@ def table_rows(
         client = bigquery_client(env)
     else:
         _modules()  # pyarrow decodes the batches, whoever made the client
-    folder = _session_folder(session_dir, env, storage_client) if readers > 1 else None
+    folder = session_folder(session_dir, env, storage_client) if readers > 1 else None
     request = Request(
         table,
         f"projects/{billing_project or table.project}",
@@ -163,7 +163,7 @@ def _check_text(value: object, source: str, expected: str) -> None:
         raise UsageError("not a non-empty string", source=source, value=value, expected=expected)
 
 
-def _session_folder(session_dir: object, env: Mapping[str, str], storage_client: Any) -> Location:
+def session_folder(session_dir: object, env: Mapping[str, str], storage_client: Any) -> Location:
     """Where reader 0 publishes the read session: a folder every replica of the job sees."""
     if session_dir is not None:
         if not isinstance(session_dir, str) or not session_dir:
@@ -194,7 +194,16 @@ def _session_folder(session_dir: object, env: Mapping[str, str], storage_client:
 def _read(
     client: Any, request: Request, reader: int, folder: Location | None, wait: float, where: str
 ) -> Iterator[dict[str, Any]]:
-    storage_v1, pyarrow = _modules()
+    session = open_session(client, request, reader, folder, wait, where)
+    for stream in session.streams_of(reader, request.readers):
+        yield from stream_rows(client, stream, 0, session, request.table, where)
+
+
+def open_session(
+    client: Any, request: Request, reader: int, folder: Location | None, wait: float, where: str
+) -> Session:
+    """The read session every reader of `request` uses: made by reader 0, read by the others."""
+    storage_v1, _ = _modules()
     from google.api_core import exceptions
 
     def make() -> Session:
@@ -203,18 +212,26 @@ def _read(
         except exceptions.GoogleAPIError as e:
             raise _refused(e, "create a read session", request.table, where) from e
 
-    session = shared_session(make, request, reader=reader, folder=folder, wait=wait)
+    return shared_session(make, request, reader=reader, folder=folder, wait=wait)
+
+
+def stream_rows(
+    client: Any, stream: str, offset: int, session: Session, table: Table, where: str
+) -> Iterator[dict[str, Any]]:
+    """The rows of one read stream of `session`, from row `offset` on, as dicts."""
+    _, pyarrow = _modules()
+    from google.api_core import exceptions
+
     schema = pyarrow.ipc.read_schema(pyarrow.py_buffer(session.schema))
-    for stream in session.streams_of(reader, request.readers):
-        try:
-            # The client's stream reconnects at the current offset after a transient error.
-            for response in client.read_rows(stream):
-                batch = response.arrow_record_batch.serialized_record_batch
-                if batch:
-                    decoded = pyarrow.ipc.read_record_batch(pyarrow.py_buffer(batch), schema)
-                    yield from decoded.to_pylist()
-        except exceptions.GoogleAPIError as e:
-            raise _refused(e, f"read stream {stream}", request.table, where) from e
+    try:
+        # The client's stream reconnects at the current offset after a transient error.
+        for response in client.read_rows(stream, offset=offset):
+            batch = response.arrow_record_batch.serialized_record_batch
+            if batch:
+                decoded = pyarrow.ipc.read_record_batch(pyarrow.py_buffer(batch), schema)
+                yield from decoded.to_pylist()
+    except exceptions.GoogleAPIError as e:
+        raise _refused(e, f"read stream {stream}", table, where) from e
 
 
 def _refused(error: Exception, what: str, table: Table, where: str) -> StorageError:

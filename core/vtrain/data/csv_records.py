@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Generator
-from itertools import count, islice
+from collections.abc import Generator, Iterable, Iterator
 from typing import BinaryIO
 
+from vtrain.data.cursor import Cursor
 from vtrain.data.positions import Reopen, damaged, first_bad_utf8, line_offset
 
 
@@ -15,29 +15,83 @@ def read_csv(
     stream: BinaryIO, where: str, reopen: Reopen, first: int = 0, step: int = 1
 ) -> Generator[dict[str, str], None, int]:
     """Yield rows `first`, `first + step` … after the header, as dicts; return how many rows."""
+    cursor = Cursor(skip=first, step=step)
+    yield from read_csv_at(stream, where, reopen, cursor)
+    return cursor.records
+
+
+def read_csv_at(
+    stream: BinaryIO, where: str, reopen: Reopen, cursor: Cursor
+) -> Iterator[dict[str, str]]:
+    """Yield the rows `cursor` keeps, from its offset on, moving it past each one.
+
+    The header is read first wherever the cursor stands: it names every row's fields.
+    """
+    at = 0  # bytes handed to the csv reader: its rows never read ahead of what they need
+    begun = 0  # where the reader began; the lines above it are counted only for an error
+
+    def counted(text: Iterable[str]) -> Iterator[str]:
+        nonlocal at
+        for line in text:
+            at += len(line) if line.isascii() else len(line.encode())
+            yield line
+
     text = io.TextIOWrapper(stream, encoding="utf-8", newline="")
-    reader = csv.reader(text, strict=True)
-    numbers = count()
+    reader = csv.reader(counted(text), strict=True)
     try:
         header = next(reader, None)
         if header is None:
-            return 0
+            return
+        if cursor.offset > at:
+            begun = cursor.offset
+            text.detach()
+            stream.seek(cursor.offset)
+            at = cursor.offset
+            text = io.TextIOWrapper(stream, encoding="utf-8", newline="")
+            reader = csv.reader(counted(text), strict=True)
         width = len(header)
-        rows = zip(numbers, (r for r in reader if r), strict=False)  # a blank line is no row
-        for _, row in rows if step == 1 else islice(rows, first, None, step):
+        records, skip, step, count = cursor.records, cursor.skip, cursor.step, cursor.count
+        start = at
+        for row in reader:
+            if not row:  # a blank line is no row
+                start = at
+                continue
+            records += 1
+            if skip:
+                skip -= 1
+                start = at
+                continue
+            skip = step - 1
             if len(row) != width:
                 # Quoted fields may span lines: the row starts that many lines up.
-                number = reader.line_num - sum(field.count("\n") for field in row)
+                number = reader.line_num - sum(f.count("\n") for f in row)
+                number += _lines_before(reopen, begun)
                 problem = f"the row on line {number} has {len(row)} fields, the header {width}"
-                raise damaged(where, line_offset(reopen, number), problem)
+                raise damaged(where, start, problem)
+            count += 1
+            cursor.offset, cursor.records, cursor.skip, cursor.count = at, records, skip, count
             yield dict(zip(header, row, strict=True))
+            start = at
+        cursor.offset, cursor.records, cursor.skip, cursor.count = at, records, skip, count
     except csv.Error as e:
-        number = reader.line_num
+        number = _lines_before(reopen, begun) + reader.line_num
         raise damaged(
             where, line_offset(reopen, number), f"line {number} is not CSV: {e}"
         ) from None
     except UnicodeDecodeError:
         number, offset = first_bad_utf8(reopen)
         raise damaged(where, offset, f"line {number} is not UTF-8") from None
-    # zip() drew one number more than there were rows.
-    return next(numbers) - 1
+
+
+def _lines_before(reopen: Reopen, offset: int) -> int:
+    """How many lines, as the csv reader splits them, lie above `offset`."""
+    if not offset:
+        return 0
+    count = at = 0
+    with reopen() as stream:
+        for line in io.TextIOWrapper(stream, encoding="utf-8", newline=""):
+            if at >= offset:
+                break
+            at += len(line) if line.isascii() else len(line.encode())
+            count += 1
+    return count

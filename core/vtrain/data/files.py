@@ -81,15 +81,7 @@ def files(
             total_files=len(names),
             format=data_format,
         )
-    if len(names) < readers:
-        raise ConfigError(
-            f"{len(names)} file(s) for {readers} readers: some would read nothing",
-            source=where,
-            value=pattern,
-            expected=f"at least {readers} files to share by file",
-            hint="pass by_record=True: every reader then reads every file and keeps every "
-            f"{readers}th record",
-        )
+    check_enough(len(names), readers, where, pattern)
     return Share(
         split=split,
         uri=pattern,
@@ -99,3 +91,16 @@ def files(
         total_files=len(names),
         format=data_format,
     )
+
+
+def check_enough(count: int, readers: int, where: str, pattern: str) -> None:
+    """Refuse to share `count` files by file among more `readers`: some would read nothing."""
+    if count < readers:
+        raise ConfigError(
+            f"{count} file(s) for {readers} readers: some would read nothing",
+            source=where,
+            value=pattern,
+            expected=f"at least {readers} files to share by file",
+            hint="pass by_record=True: every reader then reads every file and keeps every "
+            f"{readers}th record",
+        )

@@ -64,7 +64,7 @@ def format_of(name: str) -> str:
     return _SUFFIXES[suffix]
 
 
-class _Opener:
+class Opener:
     """Opens a share's files: locally, through the FUSE mount, or through one storage client."""
 
     def __init__(self, environ: Mapping[str, str], client: Any) -> None:
@@ -107,32 +107,34 @@ def read_share(
         raise UsageError(
             "not a bool", source="check_crc", value=check_crc, expected="True or False"
         )
-    opener = _Opener(os.environ if environ is None else environ, client)
+    opener = Opener(os.environ if environ is None else environ, client)
     # Checked above, read below: a bad argument fails at the call, not at the first record.
     return _stream(share, chosen, check_crc, opener)
 
 
-def _stream(share: Share, chosen: str | None, check_crc: bool, opener: _Opener) -> Iterator[Any]:
-    from vtrain.data.csv_records import read_csv
-    from vtrain.data.jsonl import read_jsonl
-    from vtrain.data.tfrecord import read_tfrecord
+def _stream(share: Share, chosen: str | None, check_crc: bool, opener: Opener) -> Iterator[Any]:
+    from vtrain.data.csv_records import read_csv_at
+    from vtrain.data.cursor import Cursor
+    from vtrain.data.jsonl import read_jsonl_at
+    from vtrain.data.tfrecord import read_tfrecord_at
 
     k, n = share.record_shard
     seen = 0
     for name in share.files:
         kind = chosen or format_of(name)
-        first = (k - seen) % n
+        cursor = Cursor(skip=(k - seen) % n, step=n)
 
         def reopen(name: str = name) -> BinaryIO:
             return opener(name)
 
         with opener(name) as stream:
             if kind == "jsonl":
-                seen += yield from read_jsonl(stream, name, reopen, first, n)
+                yield from read_jsonl_at(stream, name, reopen, cursor)
             elif kind == "csv":
-                seen += yield from read_csv(stream, name, reopen, first, n)
+                yield from read_csv_at(stream, name, reopen, cursor)
             else:
-                seen += yield from read_tfrecord(stream, name, first, n, check_crc=check_crc)
+                yield from read_tfrecord_at(stream, name, cursor, check_crc=check_crc)
+        seen += cursor.records
 
 
 def records(
@@ -158,21 +160,7 @@ def records(
     env = os.environ if environ is None else environ
     variable = SPLITS[check_split(split)]
     if is_table(env.get(variable) if uri is None else uri, env.get(FORMAT_VARIABLE)):
-        for name, value in (("format", format), ("gcs_mount", gcs_mount), ("fuse", fuse)):
-            if value is not None:
-                raise UsageError(
-                    "has no meaning for a BigQuery table",
-                    source=name,
-                    value=value,
-                    expected="None (rows come from the table in its own types)",
-                )
-        if by_record is not False:
-            raise UsageError(
-                "has no meaning for a BigQuery table",
-                source="by_record",
-                value=by_record,
-                expected="False (readers share the table by read stream)",
-            )
+        check_table_options(format=format, gcs_mount=gcs_mount, fuse=fuse, by_record=by_record)
         from vtrain.data.bigquery import table_rows
 
         return table_rows(
@@ -190,3 +178,24 @@ def records(
         client=client,
     )
     return read_share(share, format=format, check_crc=check_crc, environ=environ, client=client)
+
+
+def check_table_options(
+    *, format: object, gcs_mount: object, fuse: object, by_record: object
+) -> None:
+    """Refuse the options that only files have, for a BigQuery table."""
+    for name, value in (("format", format), ("gcs_mount", gcs_mount), ("fuse", fuse)):
+        if value is not None:
+            raise UsageError(
+                "has no meaning for a BigQuery table",
+                source=name,
+                value=value,
+                expected="None (rows come from the table in its own types)",
+            )
+    if by_record is not False:
+        raise UsageError(
+            "has no meaning for a BigQuery table",
+            source="by_record",
+            value=by_record,
+            expected="False (readers share the table by read stream)",
+        )

@@ -7,7 +7,8 @@ import io
 import pytest
 
 from vtrain import StorageError
-from vtrain.data.csv_records import read_csv
+from vtrain.data.csv_records import read_csv, read_csv_at
+from vtrain.data.cursor import Cursor
 
 
 def read(data: bytes, first: int = 0, step: int = 1) -> tuple[list[dict[str, str]], int]:
@@ -39,3 +40,22 @@ def test_rows_become_dicts() -> None:
 def test_bad_rows_name_the_file_and_offset(data: bytes, match: str) -> None:
     with pytest.raises(StorageError, match=match):
         read(data)
+
+
+def test_a_cursor_reads_the_header_then_rows_from_its_offset() -> None:
+    data = 'x,y\r\n1,"a\r\nb"\r\n\r\n2,ü\r\n3,c\r\n'.encode()
+    cursor = Cursor(offset=data.index(b"2,"), records=1)
+    gen = read_csv_at(io.BytesIO(data), "f.csv", lambda: io.BytesIO(data), cursor)
+    assert next(gen) == {"x": "2", "y": "ü"}
+    assert (cursor.offset, cursor.records, cursor.count) == (data.index(b"3,c"), 2, 1)
+    assert list(gen) == [{"x": "3", "y": "c"}] and cursor.offset == len(data)
+
+
+@pytest.mark.parametrize("offset", [0, 8])
+def test_a_bad_row_after_a_blank_line_names_its_line_and_offset(offset: int) -> None:
+    data = b"x,y\n1,2\n\n3\n"
+    cursor = Cursor(offset=offset, records=1 if offset else 0)
+    with pytest.raises(
+        StorageError, match=r"f.csv: the row on line 4 has 1 fields, the header 2 at byte offset 9"
+    ):
+        list(read_csv_at(io.BytesIO(data), "f.csv", lambda: io.BytesIO(data), cursor))

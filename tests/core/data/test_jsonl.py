@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from vtrain import StorageError
-from vtrain.data.jsonl import read_jsonl
+from vtrain.data.cursor import Cursor
+from vtrain.data.jsonl import read_jsonl, read_jsonl_at
 
 
 def read(data: bytes, first: int = 0, step: int = 1) -> tuple[list[object], int]:
@@ -55,3 +56,20 @@ def test_a_big_bad_file_reports_the_exact_offset(tmp_path: Path) -> None:
         StorageError, match=f"line 20001 is not JSON: .* at byte offset {len(good) * 20000}"
     ):
         read(data)
+
+
+def test_a_cursor_reads_on_from_a_byte_offset_and_moves_past_each_record() -> None:
+    data = '{"a": 1}\n\n{"a": "ü"}\n{"a": 3}\n'.encode()
+    second = data.index(b"\n\n") + 2
+    cursor = Cursor(offset=second, records=2)
+    gen = read_jsonl_at(io.BytesIO(data), "f.jsonl", lambda: io.BytesIO(data), cursor)
+    assert next(gen) == {"a": "ü"}
+    assert (cursor.offset, cursor.records, cursor.count) == (data.index(b'{"a": 3}'), 3, 1)
+    assert list(gen) == [{"a": 3}] and (cursor.offset, cursor.records) == (len(data), 4)
+
+
+def test_a_bad_line_after_an_offset_names_its_line_and_offset() -> None:
+    data = b'{"a": 1}\n{"a": 2}\n{oops}\n'
+    cursor = Cursor(offset=9, records=1)
+    with pytest.raises(StorageError, match=r"line 3 is not JSON: .* at byte offset 18"):
+        list(read_jsonl_at(io.BytesIO(data), "f.jsonl", lambda: io.BytesIO(data), cursor))

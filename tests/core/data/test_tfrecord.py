@@ -8,7 +8,8 @@ import pytest
 from data_files import tfrecord_bytes
 
 from vtrain import StorageError
-from vtrain.data.tfrecord import read_tfrecord
+from vtrain.data.cursor import Cursor
+from vtrain.data.tfrecord import read_tfrecord, read_tfrecord_at
 
 RECORDS = [b"", b"one", b"\x00" * 300, b"last record"]
 DATA = tfrecord_bytes(RECORDS)
@@ -75,3 +76,9 @@ def test_check_crc_false_skips_the_data_checksum_only() -> None:
 def test_a_skipped_record_is_not_checksummed_as_tensorflow_skips() -> None:
     # Record 1's data is damaged, but a reader with stride (0, 2) never returns it.
     assert read(flipped(SECOND + 12 + 1), 0, 2)[0] == [RECORDS[0], RECORDS[2]]
+
+
+def test_a_cursor_reads_on_from_a_record_boundary_with_its_stride() -> None:
+    cursor = Cursor(offset=SECOND, records=1, skip=1, step=2)
+    got = list(read_tfrecord_at(io.BytesIO(DATA), "f.tfrecord", cursor))
+    assert got == [RECORDS[2]] and (cursor.offset, cursor.records, cursor.skip) == (len(DATA), 4, 0)
