@@ -26,6 +26,13 @@ def report(
     print(f"{title} (median of {runs}):")
     for name, values in results.items():
         print(f"  {name:<34}{statistics.median(values):9.2f} {unit}")
+    return report_ratio(results, ours=ours, theirs=theirs, target=target, paired=paired)
+
+
+def report_ratio(
+    results: Mapping[str, list[float]], *, ours: str, theirs: str, target: str, paired: bool = False
+) -> float:
+    """Print `ours / theirs` alone (another line under a `report`); return it."""
     if paired:
         pairs = zip(results[ours], results[theirs], strict=True)
         ratio = statistics.median(a / b for a, b in pairs)

@@ -69,7 +69,7 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--ps", type=int, default=1)
     parser.add_argument("--within", type=float, default=3.0, help="kill up to this many s in")
-    parser.add_argument("--settle", type=float, default=5.0, help="s for the guards to clean up")
+    parser.add_argument("--settle", type=float, default=5.0, help="s for the keeper to clean up")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     rng = random.Random(args.seed)

@@ -17,7 +17,9 @@ LEADER = "VTRAIN_LEADER"
 """The replica that writes shared artifacts, ``role:index``; the framework plugins export it."""
 LOCAL_LAUNCH = "VTRAIN_LOCAL_LAUNCH"
 """Set by vtrain's per-GPU launcher on each process it starts; read like torchrun's marker."""
-PLACEMENT_VARIABLES = frozenset({LEADER, LOCAL_LAUNCH})
+SERVES_FILE = "VTRAIN_SERVES_FILE"
+"""Set by `vtrain local run` per replica: the file a serving replica creates to say it serves."""
+PLACEMENT_VARIABLES = frozenset({LEADER, LOCAL_LAUNCH, SERVES_FILE})
 
 # Trial and job ids become folder names; anything that could climb out of the base is refused.
 _FOLDER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")

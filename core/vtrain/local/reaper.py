@@ -1,20 +1,22 @@
-"""Nothing a job starts outlives it: a subreaper, a sweep of descendants, and a guard per replica.
+"""Nothing a job starts outlives it: subreapers, the parent-death signal, a sweep of descendants.
 
 vtrain (`local run`, `tune`) makes itself a child subreaper, so that a process
 a replica started and orphaned -- a daemon that forked twice and called
 setsid() -- comes back to vtrain instead of init, and the sweep at the job's
-end stops it. Each replica runs under a guard: this file, run as a script
-(standard library only, so it starts in milliseconds). The guard is also a
-subreaper, gets SIGTERM when vtrain dies (PR_SET_PDEATHSIG: `kill -9 vtrain`),
-and then kills everything under it; when its command ends it kills what the
-command left, and exits as the command did.
+end stops it. `vtrain local run` starts its replicas through one keeper per
+job (`vtrain.local.keeper`), built from the same calls. A trial of `vtrain
+tune` runs under a guard: this file, run as a script (standard library only,
+so it starts in milliseconds; one per trial, whose own replicas have a keeper).
+The guard is also a subreaper, gets SIGTERM when vtrain dies
+(PR_SET_PDEATHSIG: `kill -9 vtrain`), and then kills everything under it; when
+its command ends it kills what the command left, and exits as the command did.
 
     python -I -S reaper.py PARENT_PID STATUS_FD -- COMMAND...
 
 `spawn` starts a command so; STATUS_FD tells it whether the command could start.
 
 On systems other than Linux there is no subreaper and no parent-death signal:
-replicas run without a guard, and the process groups are all vtrain stops.
+commands run without a guard, and the process groups are all vtrain stops.
 """
 
 from __future__ import annotations
@@ -51,6 +53,28 @@ def _prctl(option: int, value: Any) -> bool:
     return bool(libc.prctl(option, value, 0, 0, 0) == 0)
 
 
+def set_parent_death_signal(sig: int) -> bool:
+    """Have the kernel send `sig` to this process when its parent dies (Linux); False elsewhere."""
+    return _prctl(_PR_SET_PDEATHSIG, int(sig))
+
+
+def kill_group(pgid: int, sig: int) -> None:
+    """Send `sig` to process group `pgid`; a group that is already gone is fine."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+def has_children() -> bool:
+    """False when this process has no child, live or exited: then it has no descendant either."""
+    if not hasattr(os, "waitid"):
+        return True
+    try:
+        os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:
+        return False
+    return True
+
+
 def is_subreaper() -> bool:
     """True when orphaned descendants already come back to this process."""
     if not SUPPORTED:
@@ -74,7 +98,7 @@ def reaping() -> Iterator[None]:
     subreaper setting is undone: vtrain may run inside a longer-lived program. A Popen
     started inside must be waited for inside: the end reaps every exited child it adopted.
     """
-    before = set(descendants())
+    before = set(descendants()) if has_children() else set()
     was = is_subreaper()
     become_subreaper()
     try:
@@ -143,6 +167,8 @@ def _reap_zombie_children(spare: Collection[int]) -> None:
 def stop_descendants(spare: Collection[int] = (), rounds: int = 50) -> list[int]:
     """SIGKILL every live descendant of this process but `spare`, and reap them; their pids."""
     stopped: list[int] = []
+    if not has_children():  # the common end: nothing left, and no need to read all of /proc
+        return stopped
     for _ in range(rounds):
         left = [
             p

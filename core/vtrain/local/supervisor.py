@@ -1,23 +1,25 @@
 """Starting, watching, restarting, killing and stopping the replicas of a local job.
 
-One thread and one selector: it wakes on a replica's output, on a replica's
-exit (a pidfd), on a signal to vtrain (a self-pipe) and at the next deadline
-(an injected kill, the job's timeout, the end of a grace period). The platform's
-rules live here: the job succeeds when the chief exits 0, a failing or killed
-replica restarts up to --max-restarts times, and stopping is SIGTERM, then
-SIGKILL after the grace period. Two local touches: after the chief's success the
-others get a moment to finish by themselves, and a replica whose command fails
-at once, the same way twice, is not restarted again.
+One thread and one selector: it wakes on a replica's output, on the keeper's
+word that a replica exited (`vtrain.local.keeper`, which starts them all), on a
+signal to vtrain (a self-pipe) and at the next deadline (an injected kill, the
+job's timeout, the end of a grace period). The platform's rules live here: the
+job succeeds when the chief exits 0, a failing or killed replica restarts up to
+--max-restarts times, and stopping is SIGTERM, then SIGKILL after the grace
+period. Two local touches: after the chief's success the replicas that train get
+a moment to finish by themselves (those that serve, which never would, are
+stopped at once), and a replica whose command fails at once, the same way twice,
+is not restarted again.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import select
 import selectors
 import signal
 import sys
-import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 
@@ -25,10 +27,11 @@ from vtrain.cluster.roles import CHIEF
 from vtrain.context import output_dirs
 from vtrain.errors import LaunchError
 from vtrain.local.environment import metric_file, replica_env
+from vtrain.local.keeper import Keeper, KeeperGone
 from vtrain.local.output import Output
 from vtrain.local.plan import Kill, Plan, Replica
 from vtrain.local.ports import reserve_ports
-from vtrain.local.process import ReplicaProcess
+from vtrain.local.process import ReplicaProcess, kill_group
 from vtrain.local.result import (
     EXIT_TIMEOUT,
     FAILED,
@@ -40,20 +43,23 @@ from vtrain.local.result import (
     describe_exit,
     shell_status,
 )
+from vtrain.local.serving import ServingFiles
 from vtrain.os_hints import OUT_OF_DESCRIPTORS, hint_for
+from vtrain.variables import SERVES_FILE
 
 # `typing` costs milliseconds at start-up; the names are for the type checker only.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import TextIO
 
-# Without pidfds (not Linux) exits are found by polling this often.
-_POLL_SECONDS = 0.05
 _DRAIN_SECONDS = 1.0
+# How long the end of the job waits for the keeper's word on replicas killed with SIGKILL.
+_KILLED_SECONDS = 10.0
 _CHUNK = 65536
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 # Workers finishing the same last step as the chief end a moment after it; stopping them
-# at once would show a successful job's workers as SIGTERMed.
+# at once would show a successful job's workers as SIGTERMed. The grace ends as soon as
+# they have all exited; replicas that serve do not get it.
 SUCCESS_GRACE_SECONDS = 1.0
 # A run that fails this soon after its start failed before training began (no such file,
 # an import error): when the next run fails the same way, restarts would only repeat it.
@@ -93,13 +99,30 @@ def run_job(
                 hint=hint_for(e),
             ) from None
         try:
-            where = ", ".join(f"{r.name} {r.address}" for r in replicas)
-            output.note(f"job {plan.job_id} ({plan.platform}) in {plan.output_dir}: {where}")
-            result = _Supervisor(plan, replicas, output, environ).run()
-            output.write(result.table())
+            serving = _serving_files()
+            try:
+                where = ", ".join(f"{r.name} {r.address}" for r in replicas)
+                output.note(f"job {plan.job_id} ({plan.platform}) in {plan.output_dir}: {where}")
+                result = _Supervisor(plan, replicas, output, environ, serving).run()
+                output.write(result.table())
+            finally:
+                serving.remove()
         finally:
             output.close()
     return result
+
+
+def _serving_files() -> ServingFiles:
+    try:
+        return ServingFiles.create()
+    except OSError as e:
+        raise LaunchError(
+            f"cannot create the job's private folder ({e.strerror or e})",
+            source="TMPDIR",
+            value=os.environ.get("TMPDIR") or "/tmp",
+            expected="a folder this user can create folders in",
+            hint=hint_for(e),
+        ) from None
 
 
 class _Stream:
@@ -142,12 +165,15 @@ class _Supervisor:
         replicas: Sequence[Replica],
         output: Output,
         environ: Mapping[str, str] | None,
+        serving: ServingFiles,
     ) -> None:
         self._plan = plan
         self._replicas = tuple(replicas)
         self._out = output
         self._environ = os.environ if environ is None else environ
         self._slots = {r.name: _Slot(r) for r in replicas}
+        self._serving = serving
+        self._keeper: Keeper | None = None
         self._sel = selectors.DefaultSelector()
         self._streams: set[_Stream] = set()
         self._pending_kills: list[Kill] = list(plan.kills)
@@ -162,7 +188,6 @@ class _Supervisor:
         self._last_kill: tuple[str, float] | None = None
         """The replica --kill killed last, and when."""
         self._finished = False
-        self._poll = False  # set when a replica has no pidfd
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_r, False)
         os.set_blocking(self._wake_w, False)
@@ -172,16 +197,30 @@ class _Supervisor:
     # -- the loop ------------------------------------------------------------------------
 
     def run(self) -> JobResult:
+        # Before the handlers: the keeper is a fork of vtrain, and sets its own.
+        try:
+            self._keeper = Keeper.start(self._serving.folder)
+        except OSError as e:  # a process or descriptor limit
+            raise LaunchError(
+                f"cannot start the job's keeper process ({e.strerror or e})",
+                value=f"{self._plan.size} replicas",
+                hint=hint_for(e, "stop other programs, or raise `ulimit -u` and `ulimit -n`"),
+            ) from None
+        self._sel.register(self._keeper.fileno(), selectors.EVENT_READ, "keeper")
         restore = self._catch_signals()
         try:
             self._t0 = time.monotonic()
-            for slot in self._slots.values():
-                self._start(slot)
-            while not self._finished:
-                self._step()
+            try:
+                self._start(*self._slots.values())
+                while not self._finished:
+                    self._step()
+            except KeeperGone as e:
+                self._keeper_lost(str(e))
         finally:
             # Also after an error of our own: nothing we started may outlive the job.
             self._kill_all()
+            self._sel.unregister(self._keeper.fileno())
+            self._keeper.close()  # and what escaped the replicas' groups goes with it
             self._drain()
             restore()
             self._sel.close()
@@ -191,19 +230,18 @@ class _Supervisor:
         return self._result()
 
     def _step(self) -> None:
-        timeout = self._next_deadline(time.monotonic())
-        if self._poll:
-            timeout = _POLL_SECONDS if timeout is None else min(timeout, _POLL_SECONDS)
+        assert self._keeper is not None
+        # Exits the keeper already told (while a replica started) wake nothing: look now.
+        timeout = 0.0 if self._keeper.has_exits else self._next_deadline(time.monotonic())
         for key, _ in self._sel.select(timeout):
             if key.data == "wake":
                 self._on_wake()
+            elif key.data == "keeper":
+                self._keeper.receive()
             elif isinstance(key.data, _Stream):
                 self._read(key.data)
-            elif isinstance(key.data, _Slot):
-                self._check_exit(key.data)
-        if self._poll:
-            for slot in list(self._slots.values()):
-                self._check_exit(slot)
+        for pid, status in self._keeper.exits():
+            self._exited(pid, status)
         self._on_deadlines(time.monotonic())
         self._advance()
         self._out.flush()
@@ -221,22 +259,34 @@ class _Supervisor:
 
     # -- starting and reading ------------------------------------------------------------
 
-    def _start(self, slot: _Slot) -> None:
-        env = replica_env(
-            self._plan, self._replicas, slot.replica, restarts=slot.restarts, environ=self._environ
-        )
-        proc = ReplicaProcess.start(slot.name, self._plan.command_of(slot.replica.role), env)
-        stream = _Stream(proc.output, slot.name)
-        self._streams.add(stream)
-        self._sel.register(proc.output, selectors.EVENT_READ, stream)
-        if proc.pidfd is not None:
-            self._sel.register(proc.pidfd, selectors.EVENT_READ, slot)
-        else:
-            self._poll = True
-        slot.proc, slot.stream, slot.injected, slot.stopped = proc, stream, False, False
-        slot.exit_code, slot.started = None, time.monotonic()
-        if slot.first_start is None:
-            slot.first_start = time.monotonic()
+    def _start(self, *slots: _Slot) -> None:
+        assert self._keeper is not None
+        starts = []
+        for slot in slots:
+            env = replica_env(
+                self._plan,
+                self._replicas,
+                slot.replica,
+                restarts=slot.restarts,
+                environ=self._environ,
+            )
+            self._serving.forget(slot.name)
+            env[SERVES_FILE] = self._serving.path(slot.name)
+            starts.append((slot.name, self._plan.command_of(slot.replica.role), env))
+        failed: LaunchError | None = None
+        for slot, proc in zip(slots, ReplicaProcess.start(self._keeper, starts), strict=True):
+            if isinstance(proc, LaunchError):
+                failed = failed or proc
+                continue
+            stream = _Stream(proc.output, slot.name)
+            self._streams.add(stream)
+            self._sel.register(proc.output, selectors.EVENT_READ, stream)
+            slot.proc, slot.stream, slot.injected, slot.stopped = proc, stream, False, False
+            slot.exit_code, slot.started = None, time.monotonic()
+            if slot.first_start is None:
+                slot.first_start = time.monotonic()
+        if failed is not None:
+            raise failed
 
     def _read(self, stream: _Stream) -> bool:
         """Read one chunk; False once nothing more is there now (or ever)."""
@@ -278,13 +328,18 @@ class _Supervisor:
 
     # -- exits ---------------------------------------------------------------------------
 
-    def _check_exit(self, slot: _Slot) -> None:
-        proc = slot.proc
-        if proc is None or not proc.has_exited():
+    def _slot_of(self, pid: int) -> _Slot | None:
+        for slot in self._slots.values():
+            if slot.proc is not None and slot.proc.pid == pid:
+                return slot
+        return None
+
+    def _exited(self, pid: int, status: int) -> None:
+        """The keeper reaped replica `pid` (and killed what it left in its group)."""
+        slot = self._slot_of(pid)
+        if slot is None:
             return
-        if proc.pidfd is not None:
-            self._sel.unregister(proc.pidfd)
-        code = proc.reap()
+        code = os.waitstatus_to_exitcode(status)
         if slot.stream is not None:
             while self._read(slot.stream):
                 pass
@@ -297,7 +352,12 @@ class _Supervisor:
             self._out.note(f"{slot.name} stopped ({how})", slot.name)
             return
         if self._success_deadline is not None:  # the job has succeeded: nothing restarts
-            self._out.note(f"{slot.name} exited with {how} after the chief's success", slot.name)
+            if slot.stopped:
+                self._out.note(f"{slot.name} stopped ({how})", slot.name)
+            else:
+                self._out.note(
+                    f"{slot.name} exited with {how} after the chief's success", slot.name
+                )
             return
         plan = self._plan
         if not slot.injected and code == 0:
@@ -346,20 +406,43 @@ class _Supervisor:
 
     def _on_chief_success(self, slot: _Slot) -> None:
         self._outcome = (SUCCEEDED, 0, f"{slot.name} exited 0")
-        if not any(s.proc is not None for s in self._slots.values()):
+        running = [s for s in self._slots.values() if s.proc is not None]
+        if not running:
             self._out.note(f"{slot.name} finished", slot.name)
             self._finished = True
             return
-        self._out.note(
-            f"{slot.name} finished; the other replicas have {SUCCESS_GRACE_SECONDS:g} s "
-            "to exit before they are stopped",
-            slot.name,
-        )
+        # Replicas that serve never exit by themselves: they would only wait out the grace.
+        serving = [s for s in running if self._serving.serves(s.name)]
+        training = [s for s in running if s not in serving]
+        if training:
+            names = ", ".join(s.name for s in training)
+            self._out.note(
+                f"{slot.name} finished; the other replicas ({names}) have "
+                f"{SUCCESS_GRACE_SECONDS:g} s to exit before they are stopped",
+                slot.name,
+            )
+        else:
+            self._out.note(f"{slot.name} finished", slot.name)
         self._success_deadline = time.monotonic() + SUCCESS_GRACE_SECONDS
+        if serving:
+            names = ", ".join(s.name for s in serving)
+            self._out.note(
+                f"stopping {names} at once after the chief's success "
+                "(replicas that serve never exit by themselves)"
+            )
+            for s in serving:
+                self._stop_one(s)
+
+    def _stop_one(self, slot: _Slot) -> None:
+        """Stop one replica after the chief's success: SIGTERM, SIGKILL after the grace period."""
+        assert slot.proc is not None
+        slot.stopped = slot.after_success = True
+        slot.proc.signal(signal.SIGTERM)
+        slot.term_deadline = time.monotonic() + self._plan.grace
 
     def _stop_after_success(self) -> None:
         self._success_deadline = None
-        running = [s for s in self._slots.values() if s.proc is not None]
+        running = [s for s in self._slots.values() if s.proc is not None and not s.stopped]
         if running:
             names = ", ".join(s.name for s in running)
             self._out.note(f"stopping {names} after the chief's success")
@@ -402,7 +485,7 @@ class _Supervisor:
         self._out.note(f"job restart {self._job_restarts} of {self._plan.max_restarts}")
         for slot in self._slots.values():
             slot.restarts = self._job_restarts
-            self._start(slot)
+        self._start(*self._slots.values())
 
     def _on_deadlines(self, now: float) -> None:
         if self._success_deadline is not None and now >= self._success_deadline:
@@ -446,26 +529,56 @@ class _Supervisor:
             slot.term_deadline = time.monotonic() + self._plan.grace
 
     def _kill_all(self) -> None:
-        for slot in self._slots.values():
-            if slot.proc is not None:  # `reap` kills its whole group first
-                if slot.proc.pidfd is not None:
-                    self._sel.unregister(slot.proc.pidfd)
-                slot.exit_code = slot.proc.reap()
-                slot.proc, slot.end, slot.stopped = None, time.monotonic(), True
+        """SIGKILL every replica still running, and take its exit status from the keeper."""
+        keeper = self._keeper
+        running = {s.proc.pid: s for s in self._slots.values() if s.proc is not None}
+        for slot in running.values():
+            slot.stopped = True
+        try:
+            if keeper is None:
+                raise KeeperGone("it did not start")
+            for pid in running:
+                keeper.signal(pid, signal.SIGKILL)
+            end = time.monotonic() + _KILLED_SECONDS
+            while True:
+                for pid, status in keeper.exits():
+                    if pid in running:
+                        ended = running.pop(pid)
+                        ended.exit_code = os.waitstatus_to_exitcode(status)
+                        ended.proc, ended.end = None, time.monotonic()
+                left = end - time.monotonic()
+                if not running or left <= 0 or not select.select([keeper], [], [], left)[0]:
+                    break
+                keeper.receive()
+        except KeeperGone:
+            pass
+        # Unheard of: the keeper is gone, or did not answer. Their pids were its children.
+        for pid, slot in running.items():
+            kill_group(pid, signal.SIGKILL)
+            slot.proc, slot.end = None, time.monotonic()
+
+    def _keeper_lost(self, why: str) -> None:
+        """The keeper ended before the job: stop every replica at once, and fail the job."""
+        assert self._keeper is not None
+        reason = f"vtrain's keeper process (pid {self._keeper.pid}) ended unexpectedly ({why})"
+        self._out.note(reason + "; killing every replica")
+        if self._outcome is None or self._outcome[0] != SUCCEEDED:
+            self._outcome = (FAILED, 1, reason)
+        self._finished = True
 
     # -- signals to vtrain itself --------------------------------------------------------
 
     def _catch_signals(self) -> Callable[[], None]:
-        if threading.current_thread() is not threading.main_thread():
-            return lambda: None  # only the main thread may handle signals; the caller does
-
         def handler(signum: int, frame: object) -> None:
             # Only note it here: the loop acts on it, never in the middle of a Popen.
             self._signals.append(signum)
             with contextlib.suppress(OSError):  # a full pipe already says "wake up"
                 os.write(self._wake_w, b"\0")
 
-        previous = {sig: signal.signal(sig, handler) for sig in _STOP_SIGNALS}
+        try:
+            previous = {sig: signal.signal(sig, handler) for sig in _STOP_SIGNALS}
+        except ValueError:  # only the main thread may handle signals; the caller does
+            return lambda: None
 
         def restore() -> None:
             for sig, old in previous.items():

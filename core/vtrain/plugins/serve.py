@@ -4,10 +4,15 @@ A parameter server, MXNet's scheduler or any other service never returns to
 the training script. The platform ends it with SIGTERM once the chief
 succeeds; that is the normal end of its job, so it exits 0, as it does when
 the framework itself says the job is over.
+
+Under `vtrain local run` a serving replica also says that it serves (the
+variable SERVES_FILE names a file to create), so that the launcher stops it as
+soon as the chief succeeds, while the replicas that train get time to finish.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -17,17 +22,52 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from vtrain.cluster import ClusterInfo
+from vtrain.variables import SERVES_FILE
 
 if TYPE_CHECKING:
     from vtrain.plugins.base import Plugin
+
+
+def announce(environ: Mapping[str, str] | None = None) -> None:
+    """Tell the launcher, when it asked (SERVES_FILE), that this replica serves until stopped."""
+    path = (os.environ if environ is None else environ).get(SERVES_FILE)
+    if path:
+        try:
+            with open(path, "w"):
+                pass
+        except OSError as e:  # the launcher then stops it after the trainers' grace: say why
+            print(f"vtrain: cannot say that this replica serves ({SERVES_FILE}): {e}", flush=True)
+
+
+def _stop_on_signals(stopped: threading.Event) -> None:
+    """Set `stopped` on SIGTERM or SIGINT, from a thread of its own.
+
+    A handler runs between two instructions of the main thread, which may be inside
+    `stopped.wait()`, holding the event's lock: `stopped.set()` there would wait for
+    that lock forever. The handler only writes to a pipe; the thread sets the event.
+    """
+    read_end, write_end = os.pipe()
+    os.set_blocking(write_end, False)
+
+    def on_signal(signum: int, frame: object) -> None:
+        with contextlib.suppress(OSError):  # a full pipe has said it already
+            os.write(write_end, b"\0")
+
+    def watch() -> None:
+        os.read(read_end, 1)
+        stopped.set()
+
+    threading.Thread(target=watch, name="vtrain-stop", daemon=True).start()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, on_signal)
 
 
 def run_service(plugin: Plugin, info: ClusterInfo, options: Mapping[str, Any]) -> NoReturn:
     """Run `plugin.serve` for this replica; exit 0 when it returns or SIGTERM/SIGINT arrives."""
     stopped = threading.Event()
     if threading.current_thread() is threading.main_thread():
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(signum, lambda *_: stopped.set())
+        _stop_on_signals(stopped)
+    announce()  # after the handlers: the launcher may stop it from here on
     print(f"vtrain: {info.role} {info.index} serves {plugin.name} until the job ends", flush=True)
     # Frameworks leave service threads that cannot be joined (TensorFlow's gRPC server):
     # leave without waiting for them, or a failed service would hang instead of failing.

@@ -27,6 +27,7 @@ PLACING = {
     "VTRAIN_LEADER": ["chief:0", "worker:0", "worker:1", "ps:0"],  # the framework plugins
     "VTRAIN_OUTPUT_DIR": ["/elsewhere"],  # `vtrain local run`, on each replica
     "VTRAIN_CLUSTER_SOURCE": ["single", "torchrun", "tf_config"],  # a source forced for one job
+    "VTRAIN_SERVES_FILE": ["/tmp/vtrain-job-0/ps-0.serves"],  # `vtrain local run`, per replica
 }
 # What a user sets to configure vtrain, whatever the job: every replica must see it.
 USER_SETTINGS = {

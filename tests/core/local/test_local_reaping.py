@@ -7,7 +7,9 @@ RLIMIT_FSIZE is reported once and the job goes on to its end and its cleanup.
 
 from __future__ import annotations
 
+import os
 import resource
+import signal
 import subprocess
 import sys
 import time
@@ -59,6 +61,60 @@ def test_kill_9_of_vtrain_takes_every_replica_and_daemon_with_it(
         proc.kill()
         proc.wait()
     # Before: the replicas, orphaned, went on sleeping (and so did their daemons).
+    wait_for(lambda: not marked(mark), seconds=10)
+
+
+def test_kill_9_of_vtrain_leaves_no_private_folder(
+    env: dict[str, str], mark: str, tmp_path: Path
+) -> None:
+    out, private = tmp_path / "rec", tmp_path / "tmp"
+    private.mkdir()
+    command = [*VTRAIN, "--ps", "1", "--", sys.executable, ESCAPER, str(out), "--sleep", "600"]
+    proc = subprocess.Popen(
+        command, cwd=tmp_path, env={**env, "TMPDIR": str(private)}, stdout=subprocess.DEVNULL
+    )
+    try:
+        wait_for(lambda: len(escaped(out)) == 2)
+        assert [p.name[:11] for p in private.iterdir()] == ["vtrain-job-"]
+    finally:
+        proc.kill()
+        proc.wait()
+    wait_for(lambda: not marked(mark), seconds=10)
+    assert list(private.iterdir()) == []  # the keeper removed the job's folder as it ended
+
+
+def _children(pid: int) -> list[int]:
+    with open(f"/proc/{pid}/task/{pid}/children") as f:
+        return [int(p) for p in f.read().split()]
+
+
+def _command_line(pid: int) -> bytes:
+    with open(f"/proc/{pid}/cmdline", "rb") as f:
+        return f.read()
+
+
+def test_a_killed_keeper_fails_the_job_and_takes_everything_with_it(
+    env: dict[str, str], mark: str, tmp_path: Path
+) -> None:
+    out = tmp_path / "rec"
+    command = [*VTRAIN, "--workers", "2", "--", sys.executable, ESCAPER, str(out), "--sleep", "600"]
+    proc = subprocess.Popen(
+        command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        wait_for(lambda: len(escaped(out)) == 3)
+        # The keeper: vtrain's fork, the one child that runs vtrain's own command line.
+        [keeper] = [p for p in _children(proc.pid) if _command_line(p) == _command_line(proc.pid)]
+        os.kill(keeper, signal.SIGKILL)
+        shown, errors = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 1, shown + errors
+    assert "Traceback" not in errors, errors
+    assert f"vtrain's keeper process (pid {keeper}) ended unexpectedly" in shown
+    assert "; killing every replica" in shown
     wait_for(lambda: not marked(mark), seconds=10)
 
 

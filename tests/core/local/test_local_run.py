@@ -25,6 +25,7 @@ from local_procs import MARK, REPLICA, VTRAIN, alive, group_alive, starts
 from vtrain.local import Plan, run_job
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
+ESCAPER = str(Path(__file__).parent / "replicas" / "escaper.py")
 LEAKS = {
     "TF_CONFIG": '{"leak": 1}',
     "RANK": "99",
@@ -418,12 +419,7 @@ def test_a_reader_that_leaves_does_not_change_the_outcome(
     assert "chief-0 heard from worker-0" in next(log).read_text()
 
 
-@pytest.mark.parametrize("pidfd", [True, False])
-def test_run_job_in_process(
-    tmp_path: Path, mark: str, pidfd: bool, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    if not pidfd:  # as on macOS or an old kernel: exits are found by polling
-        monkeypatch.delattr(os, "pidfd_open", raising=False)
+def test_run_job_in_process(tmp_path: Path, mark: str) -> None:
     before = signal.getsignal(signal.SIGINT)
     plan = Plan.from_options(
         [sys.executable, "-c", "print('hi')"], workers=1, output_dir=str(tmp_path / "job")
@@ -436,6 +432,20 @@ def test_run_job_in_process(
     assert re.search(r"^chief-0 +\| hi$", stream.getvalue(), re.M)
     assert stream.getvalue().endswith(result.table())
     assert signal.getsignal(signal.SIGINT) is before  # the caller's handler is back
+
+
+def test_run_job_in_process_stops_what_escaped_the_replicas(tmp_path: Path, mark: str) -> None:
+    # No subreaper here (the CLI's `reaping`): the job's keeper is the daemons' ancestor.
+    out = tmp_path / "rec"
+    plan = Plan.from_options(
+        [sys.executable, ESCAPER, str(out)], workers=1, output_dir=str(tmp_path / "job")
+    )
+    result, shown = _run_in_process(plan, mark)
+    assert (result.outcome, result.status) == ("succeeded", 0), shown
+    daemons = [int(p.name) for p in (out / "escaped").iterdir()]
+    assert len(daemons) == 2
+    for pid in daemons:
+        assert not alive(pid), f"daemon {pid} outlived the job"
 
 
 def _run_in_process(plan: Plan, mark: str) -> tuple[Any, str]:

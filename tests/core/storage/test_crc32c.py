@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import logging
+import sys
+
 import pytest
 from fuzzing import examples
 from hypothesis import given
@@ -51,3 +54,29 @@ def test_mask_is_tensorflows() -> None:
     crc = 0xE3069283
     expected = (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
     assert masked_crc32c(b"123456789") == expected
+
+
+def test_the_c_code_is_used_as_it_is_when_installed(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import google_crc32c
+
+    monkeypatch.setattr(module, "_CHOSEN", [])
+    with caplog.at_level(logging.WARNING, logger=module.__name__):
+        assert module.bytes_crc32c() is google_crc32c.value  # no Python frame per record
+        assert module.crc32c(b"123456789") == 0xE3069283
+    assert caplog.records == []
+
+
+def test_the_python_fallback_says_so_once_in_the_log(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setitem(sys.modules, "google_crc32c", None)  # as if not installed
+    monkeypatch.setattr(module, "_CHOSEN", [])
+    with caplog.at_level(logging.WARNING, logger=module.__name__):
+        assert module.crc32c(b"123456789") == 0xE3069283
+        assert module.bytes_crc32c()(b"123456789") == 0xE3069283
+        for _ in range(3):
+            module.crc32c(b"x")
+    assert [r.getMessage() for r in caplog.records] == [module.SLOW]
+    assert 'pip install "vtrain[data]"' in module.SLOW
