@@ -90,7 +90,8 @@ def add_parser(subparsers: Any) -> None:
         action="append",
         default=[],
         metavar="ROLE:INDEX@SECONDS[:SIGNAL]",
-        help="kill that replica that many seconds in (SIGKILL; :TERM for a preemption)",
+        help="kill that replica that many seconds in (SIGKILL; :TERM for a preemption, a spot "
+        "reclaim: SIGTERM, then SIGKILL 30 s later unless it exited, then the restart)",
     )
     run.add_argument(
         "--timeout", type=seconds, metavar="SECONDS", help="stop the job and fail after this long"

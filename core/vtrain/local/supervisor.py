@@ -57,6 +57,9 @@ _DRAIN_SECONDS = 1.0
 _KILLED_SECONDS = 10.0
 _CHUNK = 65536
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+PREEMPTION_NOTICE = 30.0
+"""Seconds between the SIGTERM and the SIGKILL of a preempted VM (Compute Engine's notice for
+spot and preemptible VMs): how long an injected `--kill …:TERM` lets the replica save."""
 # Workers finishing the same last step as the chief end a moment after it; stopping them
 # at once would show a successful job's workers as SIGTERMed. The grace ends as soon as
 # they have all exited; replicas that serve do not get it.
@@ -517,15 +520,24 @@ class _Supervisor:
             return
         # Its peers' tracebacks follow (a collective lost a member): say first that they are
         # the rehearsal working, not a second failure.
+        notice = (
+            f" (a preemption notice: SIGKILL in {PREEMPTION_NOTICE:g} s unless it exits)"
+            if kill.signal == signal.SIGTERM
+            else ""
+        )
         self._out.note(
-            f"--kill {kill}: sending {kill.signal.name} to {slot.name}; replicas that train "
-            "with it are expected to fail too, and restart",
+            f"--kill {kill}: sending {kill.signal.name} to {slot.name}{notice}; replicas that "
+            "train with it are expected to fail too, and restart",
             slot.name,
         )
         self._last_kill = (slot.name, time.monotonic())
         slot.injected = True
         slot.proc.signal(kill.signal)
-        if kill.signal != signal.SIGKILL:
+        if kill.signal == signal.SIGTERM:
+            # A preemption (a spot reclaim, a maintenance event): the VM is gone 30 s later,
+            # whatever the replica does meanwhile. Its SIGTERM save has that long, not --grace.
+            slot.term_deadline = time.monotonic() + PREEMPTION_NOTICE
+        elif kill.signal != signal.SIGKILL:
             slot.term_deadline = time.monotonic() + self._plan.grace
 
     def _kill_all(self) -> None:

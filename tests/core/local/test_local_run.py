@@ -190,6 +190,23 @@ def test_a_killed_replica_comes_back_on_the_same_address(
     assert_all_gone(out)
 
 
+def test_a_preempted_replica_has_the_platforms_notice_to_save_not_the_grace(
+    vtrain: Run, tmp_path: Path
+) -> None:
+    out = tmp_path / "rec"
+    # Its SIGTERM save takes 3 s, longer than --grace: a spot VM still gives it 30 s.
+    done = vtrain(
+        "--workers", "1", "--grace", "0.5", "--kill", "worker:0@1:TERM",
+        *replica(out, "--hang-first", "worker-0", "--term-exits-0", "--term-takes", "3"),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "sending SIGTERM to worker-0 (a preemption notice: SIGKILL in 30 s" in done.stdout
+    assert (out / "terms" / "worker-0").read_text() == "TERM\n"  # the save finished
+    assert "SIGKILL" not in done.stdout.split("sending SIGTERM", 1)[1].split("\n", 1)[1]
+    assert len(starts(out, "worker-0")) == 2  # then restarted, as the platform does
+    assert_all_gone(out)
+
+
 def test_the_restart_limit_fails_the_job(vtrain: Run, tmp_path: Path) -> None:
     out = tmp_path / "rec"
     done = vtrain("--workers", "1", "--max-restarts", "2", *replica(out, "--fail", "worker-0:99"))

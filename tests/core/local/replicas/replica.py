@@ -63,10 +63,14 @@ def connect(chief: str, me: str = "") -> str:
             time.sleep(0.05)
 
 
-def on_term(out: str, me: str) -> None:
-    """On SIGTERM, note it under OUT/terms and exit 0, as a job saving its state would."""
+def on_term(out: str, me: str, takes: float = 0.0) -> None:
+    """On SIGTERM, note it under OUT/terms and exit 0, as a job saving its state would.
+
+    `takes` seconds pass between the signal and the note: a commit that takes a while.
+    """
 
     def handler(signum: int, frame: object) -> None:
+        time.sleep(takes)
         os.makedirs(os.path.join(out, "terms"), exist_ok=True)
         with open(os.path.join(out, "terms", me), "a") as f:
             f.write("TERM\n")
@@ -90,6 +94,7 @@ def main() -> int:
     p.add_argument("--hang-first", default="")
     p.add_argument("--chief-hang", action="store_true")
     p.add_argument("--term-exits-0", action="store_true")
+    p.add_argument("--term-takes", type=float, default=0.0, help="seconds its SIGTERM save takes")
     p.add_argument("--info", action="store_true", help="print `vtrain info --json` first")
     a = p.parse_args()
     role, index, others, chief = whoami()
@@ -97,7 +102,7 @@ def main() -> int:
     if a.ignore_term:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
     if a.term_exits_0:
-        on_term(a.out, me)
+        on_term(a.out, me, a.term_takes)
 
     # Our own address, from the platform variables (torchrun gives only the chief's).
     address = None
