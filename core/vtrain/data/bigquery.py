@@ -25,7 +25,8 @@ ENDPOINT_VARIABLE = "VTRAIN_BIGQUERY_ENDPOINT"
 """``host:port`` of a Storage Read API server reached without TLS or credentials (a test
 server, an emulator); unset, the client talks to BigQuery with the default credentials."""
 SESSIONS_FOLDER = "bigquery-sessions"
-DEFAULT_WAIT = 600.0
+SESSION_WAIT = 600.0
+"""Seconds a reader waits for the read session reader 0 creates and shares (not a peer's wait)."""
 _NAME = "bq:// tables"
 
 
@@ -80,7 +81,7 @@ def table_rows(
     rank: int | None = None,
     world_size: int | None = None,
     session_dir: str | None = None,
-    wait: float = DEFAULT_WAIT,
+    wait: float = SESSION_WAIT,
     client: Any = None,
     storage_client: Any = None,
     environ: Mapping[str, str] | None = None,
@@ -115,14 +116,7 @@ def table_rows(
     place = choose_place(split, rank, world_size, env)
     if place is None:
         return iter(())
-    text, _, where = split_uri(split, env, uri)
-    if text is None:
-        raise ConfigError(
-            "not set: no data for this split",
-            source=SPLITS[split],
-            expected="a table such as bq://PROJECT.DATASET.TABLE",
-        )
-    table = parse_table(text, where)
+    table, where = split_table(split, env, uri)
     reader, readers = place
     if client is None:
         client = bigquery_client(env)
@@ -138,6 +132,18 @@ def table_rows(
     )
     # Checked above, read below: a bad argument fails at the call, not at the first row.
     return _read(client, request, reader, folder, float(wait), where)
+
+
+def split_table(split: str, environ: Mapping[str, str], uri: str | None) -> tuple[Table, str]:
+    """(the BigQuery table a split names, where it was named: its AIP_*_DATA_URI or `uri`)."""
+    text, _, where = split_uri(split, environ, uri)
+    if text is None:
+        raise ConfigError(
+            "not set: no data for this split",
+            source=SPLITS[split],
+            expected="a table such as bq://PROJECT.DATASET.TABLE",
+        )
+    return parse_table(text, where), where
 
 
 def _check_fields(value: object) -> tuple[str, ...]:

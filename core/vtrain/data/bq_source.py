@@ -16,17 +16,17 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from vtrain.data.bigquery import (
-    DEFAULT_WAIT,
+    SESSION_WAIT,
     bigquery_client,
     open_session,
     session_folder,
+    split_table,
     stream_rows,
 )
 from vtrain.data.bq_session import Request, Session
-from vtrain.data.bq_table import BIGQUERY, parse_table
+from vtrain.data.bq_table import BIGQUERY
 from vtrain.data.lanes import Lane
 from vtrain.data.source import Learn
-from vtrain.data.splits import SPLITS, split_uri
 from vtrain.errors import ConfigError
 from vtrain.storage.location import Location
 
@@ -72,14 +72,7 @@ class BigQuerySource:
     ) -> BigQuerySource:
         """The session to read: the one `resume` names when it is a BigQuery position (refused
         once expired), else the one every reader shares (reader 0 makes it)."""
-        text, _, where = split_uri(split, environ, uri)
-        if text is None:
-            raise ConfigError(
-                "not set: no data for this split",
-                source=SPLITS[split],
-                expected="a table such as bq://PROJECT.DATASET.TABLE",
-            )
-        table = parse_table(text, where)
+        table, where = split_table(split, environ, uri)
         reader, readers = place
         client = bigquery_client(environ)
         folder = session_folder(None, environ, storage_client) if readers > 1 else None
@@ -88,7 +81,7 @@ class BigQuerySource:
         if isinstance(recorded, Mapping) and recorded.get("format") == BIGQUERY:
             session = _recorded_session(recorded, table.uri)
             return cls(client, request, session, where=where, reader=reader, folder=folder)
-        session = open_session(client, request, reader, folder, DEFAULT_WAIT, where)
+        session = open_session(client, request, reader, folder, SESSION_WAIT, where)
         return cls(client, request, session, where=where, reader=reader, folder=folder)
 
     @property
@@ -138,7 +131,7 @@ class BigQuerySource:
         """The source of the next epoch: the session shared by `world_size` readers."""
         request = self.request.replace(readers=world_size)
         session = open_session(
-            self.client, request, self.reader, self.folder, DEFAULT_WAIT, self.where
+            self.client, request, self.reader, self.folder, SESSION_WAIT, self.where
         )
         if session == self.session:
             return self
