@@ -28,6 +28,14 @@ DEFAULT_METRIC_FILE = "/tmp/hypertune/output.metrics"
 DEFAULT_METRIC_TAG = "training/hptuning/metric"
 DEFAULT_OUTPUT_DIR = "vtrain-output"
 DATA_FORMATS = ("jsonl", "csv", "tf-record", "bigquery")
+DATA_URI_VARIABLES = {
+    "training": "AIP_TRAINING_DATA_URI",
+    "validation": "AIP_VALIDATION_DATA_URI",
+    "test": "AIP_TEST_DATA_URI",
+}
+"""Split name -> the variable in which Vertex names its files (or table)."""
+DATA_FORMAT_VARIABLE = "AIP_DATA_FORMAT"
+DATA_VARIABLES = frozenset({*DATA_URI_VARIABLES.values(), DATA_FORMAT_VARIABLE})
 # The folders Vertex makes under a job's baseOutputDirectory, and the variables naming them.
 OUTPUT_FOLDERS = {
     "AIP_MODEL_DIR": "model",
@@ -62,8 +70,12 @@ def _alone(source: str, trainers: int) -> bool:
 
 
 def _launched(env: Mapping[str, str]) -> bool:
-    # CLOUD_ML_HP_METRIC_* are set by hand and by `vtrain tune` too; they name no job.
-    return "CLOUD_ML_JOB_ID" in env or any(k.startswith("AIP_") for k in env)
+    # CLOUD_ML_HP_METRIC_* are set by hand and by `vtrain tune` too; they name no job. The
+    # dataset variables are set by hand to try a script on some data: they name no job either,
+    # and a second `python train.py` must not resume the first one's steps because of them.
+    return "CLOUD_ML_JOB_ID" in env or any(
+        k.startswith("AIP_") and k not in DATA_VARIABLES for k in env
+    )
 
 
 def runs_alone(environ: Mapping[str, str] | None = None) -> bool:

@@ -138,6 +138,10 @@ def test_a_cluster_that_cannot_be_read_is_reported_with_the_rest() -> None:
         ({"RANK": "0", "WORLD_SIZE": "2", "MASTER_ADDR": "h", "MASTER_PORT": "1"}, False),
         ({"RANK": "0", "WORLD_SIZE": "1", "MASTER_ADDR": "h", "MASTER_PORT": "1"}, True),
         ({"CLOUD_ML_TRIAL_ID": "4"}, False),  # a trial's folder is already its own
+        # Data to try the script on, set by hand: no job, so no shared checkpoints either.
+        ({"AIP_TRAINING_DATA_URI": "data/*.jsonl"}, True),
+        ({"AIP_DATA_FORMAT": "jsonl"}, True),
+        ({"AIP_VALIDATION_DATA_URI": "v/*.csv", "AIP_TEST_DATA_URI": "t/*.csv"}, True),
     ],
 )
 def test_only_a_standalone_run_gets_checkpoints_of_its_own(

@@ -65,3 +65,34 @@ def test_the_tensorboard_line_says_how_to_install_it_when_it_is_missing(
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     text = summary([("model", str(tmp_path) + os.sep)], str(tmp_path / "log dir"))
     assert text.splitlines()[-1] == f"tensorboard --logdir '{tmp_path / 'log dir'}'  {hint}"
+
+
+STEP_SCRIPT = """
+import vtrain
+manager = vtrain.CheckpointManager()
+found = manager.restore()
+print("resumed from step", found.step if found is not None else None)
+manager.save(120, b"weights")
+vtrain.print_outputs()
+"""
+
+
+def test_a_data_variable_set_by_hand_does_not_make_two_runs_one_job(tmp_path: Path) -> None:
+    # As the Input data section has the user type it: set the split, run the script twice.
+    import subprocess
+    import sys
+
+    (tmp_path / "train.py").write_text(STEP_SCRIPT)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AIP_", "CLOUD_ML_"))}
+    env.pop("VTRAIN_OUTPUT_DIR", None)
+    env["AIP_TRAINING_DATA_URI"] = str(tmp_path / "data" / "*.jsonl")
+    env["AIP_DATA_FORMAT"] = "jsonl"
+    runs = [
+        subprocess.run([sys.executable, "train.py"], cwd=tmp_path, env=env, capture_output=True,
+                       text=True, timeout=60)
+        for _ in range(2)
+    ]  # fmt: skip
+    for run in runs:
+        assert run.returncode == 0, run.stderr
+        assert "resumed from step None" in run.stdout, run.stdout  # each run starts fresh
+        assert "outputs of this run:" in run.stdout

@@ -10,16 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from vtrain.context import RunContext
+from vtrain.context import DATA_FORMAT_VARIABLE, DATA_URI_VARIABLES, RunContext
 from vtrain.errors import UsageError
 
-SPLITS = {
-    "training": "AIP_TRAINING_DATA_URI",
-    "validation": "AIP_VALIDATION_DATA_URI",
-    "test": "AIP_TEST_DATA_URI",
-}
+SPLITS = DATA_URI_VARIABLES
 """Split name -> the variable that holds its URI."""
-FORMAT_VARIABLE = "AIP_DATA_FORMAT"
+FORMAT_VARIABLE = DATA_FORMAT_VARIABLE
 
 
 def check_split(split: object) -> str:
