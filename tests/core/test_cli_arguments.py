@@ -103,3 +103,11 @@ def test_a_path_with_a_newline_stays_on_one_line(name: str, uri: str) -> None:
     status, err = run_main(["tune", "--study", f"{uri}no-such-dir/{name}", "--", "x"])
     assert status == 2
     assert err.count("\n") == 1 and err.rstrip("\n").isprintable(), err
+
+
+def test_a_count_typed_as_a_word_says_what_a_count_looks_like() -> None:
+    status, err = run_main(["local", "run", "--workers=two", "--", "true"])
+    assert status == 2
+    assert (
+        "argument --workers: not an integer (got 'two'); expected a whole number such as 2" in err
+    ), err

@@ -29,7 +29,8 @@ def integer(text: str) -> int:
     match = _INTEGER.fullmatch(text.strip(BLANKS))
     if match is None or len(match[2]) > MAX_DIGITS:
         raise argparse.ArgumentTypeError(
-            f"not an integer (got {_quoted(text)}); expected at most {MAX_DIGITS} digits 0-9"
+            f"not an integer (got {_quoted(text)}); expected a whole number such as 2, "
+            f"in digits 0-9 (at most {MAX_DIGITS})"
         )
     return int(match[1] + (match[2] or "0"))
 
