@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 
 from vtrain.errors import LaunchError, StorageError, UsageError
-from vtrain.hypertune.metric_file import metric_values, read_entries
+from vtrain.hypertune.metric_file import RESERVED_KEYS, metric_values, read_entries
 from vtrain.local.process import kill_group
 from vtrain.local.reaper import spawn
 from vtrain.tune.results import (
@@ -253,10 +253,12 @@ class StudyRunner:
             running.trial, exit_code=code, duration_s=time.monotonic() - running.started
         )
         tag = self.study.metric.metric_id
+        entries: list[dict[str, str | float]] = []
         try:
-            values = metric_values(read_entries(running.metric_file), tag)
+            entries = read_entries(running.metric_file)
         except StorageError as e:
-            values, trial = [], replace(trial, reason=str(e))
+            trial = replace(trial, reason=str(e))
+        values = metric_values(entries, tag)
         # A NaN or infinite report makes the trial infeasible: it has no final metric to rank.
         not_finite = [v for v in values if not math.isfinite(v)]
         if values and not not_finite:
@@ -275,9 +277,7 @@ class StudyRunner:
             reason = f"reported {tag}={not_finite[0]!r}, which is not a finite number"
             trial = replace(trial, status=INFEASIBLE, reason=reason)
         elif not values:
-            trial = replace(
-                trial, status=FAILED, reason=trial.reason or f"reported no {tag!r} metric"
-            )
+            trial = replace(trial, status=FAILED, reason=trial.reason or _nothing(tag, entries))
         else:
             trial = replace(trial, status=SUCCEEDED)
         self._record(trial, "finished")
@@ -347,3 +347,11 @@ def _exit_reason(code: int) -> str:
         except ValueError:
             return f"killed by signal {-code}"
     return f"exit status {code}"
+
+
+def _nothing(tag: str, entries: list[dict[str, str | float]]) -> str:
+    """Why a trial has no metric: what it did report instead, so that a typo shows."""
+    reported = sorted({key for entry in entries for key in entry} - RESERVED_KEYS)
+    if not reported:
+        return f"reported no {tag!r} metric (nothing was reported)"
+    return f"reported no {tag!r} metric; it reported " + ", ".join(map(repr, reported))
