@@ -111,3 +111,22 @@ def test_a_count_typed_as_a_word_says_what_a_count_looks_like() -> None:
     assert (
         "argument --workers: not an integer (got 'two'); expected a whole number such as 2" in err
     ), err
+
+
+@pytest.mark.parametrize(
+    ("message", "line"),
+    [
+        # The source names the sub-command already: said once, not twice.
+        ("vtrain submit vertex: no Application Default Credentials; hint: run gcloud",
+         "vtrain submit vertex: error: no Application Default Credentials; hint: run gcloud"),
+        ("vtrain submit: nothing to send",
+         "vtrain submit: error: nothing to send"),
+        ("--job: not a file (got 'x')",
+         "vtrain submit: error: --job: not a file (got 'x')"),
+        ("vtrain submitter: odd", "vtrain submit: error: vtrain submitter: odd"),
+    ],
+)  # fmt: skip
+def test_an_error_names_its_command_once(message: str, line: str) -> None:
+    from vtrain.cli import error_line
+
+    assert error_line("vtrain submit", message) == line

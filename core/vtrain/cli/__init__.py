@@ -81,6 +81,18 @@ def _parser(chosen: str | None) -> argparse.ArgumentParser:
     return parser
 
 
+def error_line(command: str, message: str) -> str:
+    """`COMMAND: error: MESSAGE`, naming the command once when the message already begins with it.
+
+    An error raised inside `vtrain submit vertex` names its source as that command; shown
+    behind `vtrain submit: error:` it would repeat the prefix.
+    """
+    own, _, rest = message.partition(": ")
+    if rest and (own == command or own.startswith(command + " ")):
+        return f"{own}: error: {rest}"
+    return f"{command}: error: {message}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `vtrain` console script."""
     args_in = list(sys.argv[1:] if argv is None else argv)
@@ -91,7 +103,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         status: int = args.run(args)
     except VtrainError as e:
         # A person reads this: the message says what to fix; a traceback would only bury it.
-        print(f"vtrain {args.command}: error: {shown(e)}", file=sys.stderr)
+        print(error_line(f"vtrain {args.command}", shown(e)), file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         return 130
