@@ -85,7 +85,7 @@ def test_a_bad_command_line_is_one_printable_line(command: list[str], junk: list
          r"^vtrain tune: error: argument --parallel: not an integer \(got '9999"),
         (["tune", "--study", "s.json", "--seed", "١", "--", "x"],
          r"^vtrain tune: error: argument --seed: not an integer \(got '١'\)"),
-        (["info", "\x1b[31m"], r"^vtrain: error: unrecognized arguments: \\x1b\[31m "),
+        (["info", "\x1b[31m"], r"^vtrain info: error: unrecognized arguments: \\x1b\[31m "),
     ],
 )  # fmt: skip
 def test_each_error_names_the_argument(argv: list[str], match: str) -> None:
@@ -130,3 +130,22 @@ def test_an_error_names_its_command_once(message: str, line: str) -> None:
     from vtrain.cli import error_line
 
     assert error_line("vtrain submit", message) == line
+
+
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        (["local", "run", "--wrokers", "2", "--", "true"],
+         "vtrain local run: error: unrecognized arguments: --wrokers; did you mean --workers?"),
+        (["local", "run", "--gracee=1", "--", "true"],
+         "vtrain local run: error: unrecognized arguments: --gracee=1; did you mean --grace?"),
+        (["info", "--jsn"],
+         "vtrain info: error: unrecognized arguments: --jsn; did you mean --json?"),
+        (["info", "--zzzzzz"], "vtrain info: error: unrecognized arguments: --zzzzzz (see"),
+    ],
+)  # fmt: skip
+def test_a_misspelt_flag_is_named_with_its_command_and_the_nearest_real_one(
+    argv: list[str], line: str
+) -> None:
+    status, err = run_main(argv)
+    assert status == 2 and err.startswith(line), err

@@ -59,6 +59,22 @@ class _Version(argparse.Action):
 class _Parser(argparse.ArgumentParser):
     # A bad flag is reported on one line, as every other error; `--help` shows the usage.
     # Sub-command parsers are made with the parent's class, so this covers them all.
+    made: list[_Parser] = []  # every parser of this command line, to find the one that was used
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        _Parser.made.append(self)
+
+    def unrecognized(self, extra: Sequence[str]) -> NoReturn:
+        """Refuse flags this (sub-)command does not know, naming it and the nearest real flag."""
+        import difflib
+
+        known = [s for action in self._actions for s in action.option_strings]
+        flags = [e.partition("=")[0] for e in extra if e.startswith("-")]
+        close = difflib.get_close_matches(flags[0], known, n=1) if flags else []
+        hint = f"; did you mean {close[0]}?" if close else ""
+        self.error(f"unrecognized arguments: {' '.join(extra)}{hint}")
+
     def error(self, message: str) -> NoReturn:
         from vtrain.printable import printable
 
@@ -97,8 +113,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `vtrain` console script."""
     args_in = list(sys.argv[1:] if argv is None else argv)
     chosen = next((a for a in args_in if not a.startswith("-")), None)
+    _Parser.made.clear()
     parser = _parser(chosen if chosen in COMMANDS else None)
-    args = parser.parse_args(args_in)
+    args, extra = parser.parse_known_args(args_in)
+    if extra:
+        # argparse would name `vtrain`, not the sub-command the flag was typed for.
+        typed = args_in[: args_in.index(extra[0])] if extra[0] in args_in else args_in
+        words = [a for a in typed if not a.startswith("-")]
+        used = max(
+            (p for p in _Parser.made if p.prog.split()[1:] == words[: len(p.prog.split()) - 1]),
+            key=lambda p: len(p.prog.split()),
+        )
+        used.unrecognized(extra)
     try:
         status: int = args.run(args)
     except VtrainError as e:
