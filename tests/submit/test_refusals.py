@@ -36,6 +36,17 @@ VERTEX = [
     ),
     (["--output-dir", "/tmp/out", *IMAGE, *CMD], "--output-dir: not a Cloud Storage URI"),
     (["--output-dir", "s3://bucket/out", *IMAGE, *CMD], "--output-dir: not a Cloud Storage URI"),
+    # A gs:// URI whose bucket breaks a rule: the rule is named, not "not a URI".
+    (["--output-dir", "gs://b/r", *IMAGE, *CMD],
+     "--output-dir: the bucket name is 1 character long (got 'gs://b/r'); expected 3 to 63"),
+    (["--output-dir", "gs://My_Bucket/r", *IMAGE, *CMD],
+     "--output-dir: the bucket name holds a character other than lowercase letters"),
+    (["--output-dir", "gs://-bucket/r", *IMAGE, *CMD],
+     "--output-dir: the bucket name does not start and end with a letter or digit"),
+    (["--output-dir", "gs://" + "a" * 64 + "/r", *IMAGE, *CMD],
+     "--output-dir: the bucket name is 64 characters long"),
+    (["--output-dir", "gs://a..b/r", *IMAGE, *CMD],
+     "--output-dir: the bucket name has an empty part, or one over 63 characters"),
     (
         ["--study", STUDY, *IMAGE, *CMD, "--learning_rate=0.1"],
         "--study: parameter 'learning_rate' of the study is also fixed",

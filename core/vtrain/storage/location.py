@@ -143,18 +143,38 @@ def gcs_mount_root(gcs_mount: str | None = None, environ: Mapping[str, str] | No
     return os.path.abspath(gcs_mount or env.get(GCS_MOUNT_VARIABLE) or DEFAULT_GCS_MOUNT)
 
 
+BUCKET_RULE = (
+    "3 to 63 lowercase letters, digits, '-', '_' or '.' (up to 222 with dots, 63 between "
+    "them), starting and ending with a letter or digit"
+)
+
+
+def bucket_problem(name: str) -> str | None:
+    """Which of Cloud Storage's bucket-name rules `name` breaks ("is 1 character long"); None."""
+    longest = 222 if "." in name else 63
+    if not 3 <= len(name) <= longest:
+        return f"is {len(name)} character{'s' * (len(name) != 1)} long"
+    if not _BUCKET.fullmatch(name):
+        if not re.fullmatch(r"[a-z0-9._-]+", name):
+            return "holds a character other than lowercase letters, digits, '-', '_' and '.'"
+        return "does not start and end with a letter or digit"
+    if any(not part or len(part) > 63 for part in name.split(".")):
+        return "has an empty part, or one over 63 characters, between its dots"
+    return None
+
+
 def split_gs_uri(uri: str) -> tuple[str, str]:
     """(bucket, object prefix) of a gs:// URI; the prefix has no leading or trailing '/'."""
     if not uri.startswith("gs://"):
         raise StorageError("not a gs:// URI", value=uri, expected="gs://BUCKET/PATH")
     bucket, _, prefix = uri[len("gs://") :].partition("/")
-    if not _BUCKET.fullmatch(bucket) or ".." in bucket:
+    why = bucket_problem(bucket)
+    if why is not None:
         raise StorageError(
-            "not a Cloud Storage bucket name",
+            f"not a Cloud Storage bucket name: it {why}",
             source=uri,
             value=bucket,
-            expected="3-222 lowercase letters, digits, '-', '_' or '.', starting and ending "
-            "with a letter or digit",
+            expected=BUCKET_RULE,
         )
     prefix = prefix.rstrip("/")
     if prefix:

@@ -13,11 +13,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from vtrain.errors import UsageError, VtrainError, raise_all
+from vtrain.storage.location import BUCKET_RULE, bucket_problem
 from vtrain.submit.request import JobRequest
 from vtrain.submit.values import GOOGLE_LABELS, LabelRule
 from vtrain.tune.study import Study
-
-_CLOUD_STORAGE = re.compile(r"gs://[a-z0-9][a-z0-9._-]{1,220}(/.*)?")
 
 
 class Problems:
@@ -51,11 +50,18 @@ class Problems:
 
     def cloud_storage(self, output_dir: str | None) -> None:
         """Refuse an --output-dir that is not gs://: the service writes there itself."""
-        if output_dir is not None and not _CLOUD_STORAGE.fullmatch(output_dir):
+        if output_dir is None:
+            return
+        if not output_dir.startswith("gs://"):
             self.bad(
                 "--output-dir", "not a Cloud Storage URI", output_dir, "gs://BUCKET/PATH",
                 hint=f"{self.platform} writes the model and checkpoints to Cloud Storage",
             )  # fmt: skip
+            return
+        # The URI is one: say which rule its bucket breaks, not that it is not a URI.
+        why = bucket_problem(output_dir[len("gs://") :].partition("/")[0])
+        if why is not None:
+            self.bad("--output-dir", f"the bucket name {why}", output_dir, BUCKET_RULE)
 
     def ps_need_workers(self, request: JobRequest) -> None:
         """Refuse parameter servers in a job without workers: nothing would use them."""
