@@ -36,6 +36,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "vtrain.os_hints",
         "vtrain.errors",
         "vtrain.variables",
+        "vtrain.yaml_errors",
     ),
     # Where bytes live; knows nothing of the run.
     ("vtrain.storage",),

@@ -228,3 +228,12 @@ def test_a_job_file_with_ps_and_no_workers_is_refused(
     )  # fmt: skip
     done = vtrain("render", platform, "--job", str(path))
     assert done.status == 2 and expected in done.err, done.err
+
+
+def test_a_job_file_with_a_yaml_mistake_says_where_on_one_line(vtrain: Run, tmp_path: Path) -> None:
+    path = tmp_path / "job.yaml"
+    path.write_text("jobSpec:\n  workerPoolSpecs: [\n  - a: 1\n  b: 2\n")
+    done = vtrain("local", "run", "--job", str(path), "--", "true")
+    assert done.status == 2, done.err
+    assert f"{path}: not valid YAML: " in done.err and " at line 3, column 3: '- a: 1'" in done.err
+    assert done.err.count("\n") == 1 and "<unicode string>" not in done.err, done.err

@@ -32,12 +32,13 @@ def read_job(path: str) -> JobDocument:
             raise ConfigError(f"not valid JSON: {e}", source=path) from None
     else:
         from vtrain.submit.sdk import yaml_module
+        from vtrain.yaml_errors import yaml_problem
 
         yaml = yaml_module()
         try:
             document = yaml.safe_load(text)
         except yaml.YAMLError as e:
-            raise ConfigError(f"not valid YAML: {str(e).splitlines()[0]}", source=path) from None
+            raise ConfigError(f"not valid YAML: {yaml_problem(e, text)}", source=path) from None
     name = os.path.splitext(os.path.basename(path))[0]
     return load_job(document, source=path, name=name)
 

@@ -112,7 +112,9 @@ def parse_study(text: str, *, source: str = "study", yaml: bool = True) -> Study
             document = pyyaml.safe_load(text)
         except (pyyaml.YAMLError, ValueError, RecursionError) as e:
             # pyyaml converts numbers with int(), which refuses over 4300 digits (ValueError).
-            raise ConfigError(f"not valid YAML: {e}", source=source) from e
+            from vtrain.yaml_errors import yaml_problem
+
+            raise ConfigError(f"not valid YAML: {yaml_problem(e, text)}", source=source) from e
     return study_from_document(document, source=source)
 
 

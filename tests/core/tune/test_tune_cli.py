@@ -316,3 +316,24 @@ def test_ctrl_c_stops_a_study_started_with_sigint_ignored(tmp_path: Path) -> Non
         go.touch()
     state = json.loads((tmp_path / "out" / "study.json").read_text())
     assert [t["status"] for t in state["trials"]] == ["STOPPED"]
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("metrics:\n  - metric_id: loss\n    goal: [MINIMIZE\nparameters: []\n",
+         "not valid YAML: expected ',' or ']', but got ':' at line 4, column 11: "
+         "'parameters: []'"),
+        ("a: b: c\n", "not valid YAML: mapping values are not allowed here at line 1, column 5: "
+         "'a: b: c'"),
+    ],
+)  # fmt: skip
+def test_a_yaml_mistake_is_shown_where_it_is_on_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, said: str
+) -> None:
+    path = tmp_path / "study.yaml"
+    path.write_text(text)
+    assert main(["tune", "--study", str(path), "--", "true"]) == 2
+    err = capsys.readouterr().err
+    assert err == f"vtrain tune: error: {path}: {said}\n", err
+    assert "<unicode string>" not in err and "\\n" not in err
