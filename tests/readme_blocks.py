@@ -22,26 +22,52 @@ README = ROOT / "README.md"
 COMMANDS = ("bash", "python")
 SESSIONS = ("core", "pytorch", "tensorflow", "mxnet", "xgboost")
 
+# A fence opens a line and closes at its own indentation: a block indented in a list item
+# must not run on to the next block's closing fence, hiding that block from the tests.
 _BLOCK = re.compile(
-    r"(?:<!-- readme-test: (?P<marker>[^>]*?) -->\n)?```(?P<language>\w*)\n(?P<text>.*?)^```$",
+    r"(?:<!-- readme-test: (?P<marker>[^>]*?) -->\n)?^(?P<indent> *)```(?P<language>\w*)\n"
+    r"(?P<text>.*?)^(?P=indent)```$",
     re.MULTILINE | re.DOTALL,
 )
 
-# `pip` in a block installs what the session already has: this one checks that the
-# extras it names exist, and installs nothing.
+# `pip` in a block installs nothing: the session installed it before the tests. This one
+# checks that the extras it names exist, and that the session has every package they
+# install, so that a block runs in the session whose packages it installs.
 _PIP = f"""#!{sys.executable}
-import sys
-from importlib.metadata import metadata
+import re, sys
+from importlib.metadata import PackageNotFoundError, metadata, requires, version
 extras = metadata("vtrain").get_all("Provides-Extra")
 args = sys.argv[1:]
 for flag, value in zip(args, args[1:]):
     if flag == "-c" and not open(value):
         sys.exit(f"pip: no constraints file {{value}}")
-for arg in args:
-    if "[" in arg:
-        for extra in arg[arg.index("[") + 1 : arg.index("]")].split(","):
-            if extra not in extras:
-                sys.exit(f"pip: vtrain has no extra {{extra!r}}")
+named = [
+    extra
+    for arg in args if "[" in arg
+    for extra in arg[arg.index("[") + 1 : arg.index("]")].split(",")
+]
+for extra in named:
+    if extra not in extras:
+        sys.exit(f"pip: vtrain has no extra {{extra!r}}")
+
+def packages(extra, seen):
+    for requirement in requires("vtrain") or []:
+        if requirement.partition(";")[2].replace('"', "'").strip() == f"extra == '{{extra}}'":
+            name = re.match(r"[A-Za-z0-9._-]+", requirement)[0]
+            if name != "vtrain":
+                yield name
+            for inner in re.findall(r"\\[([^]]*)\\]", requirement.split(";")[0]):
+                for nested in inner.split(","):
+                    if nested not in seen:
+                        seen.add(nested)
+                        yield from packages(nested, seen)
+
+for extra in named:
+    for name in packages(extra, {{extra}}):
+        try:
+            version(name)
+        except PackageNotFoundError:
+            sys.exit(f"pip: this session has no {{name}}, which vtrain[{{extra}}] installs")
 """
 
 
@@ -103,7 +129,8 @@ def check_clean_run(block: Block, done: subprocess.CompletedProcess[str]) -> str
     assert done.returncode == 0, output
     assert "Traceback" not in output
     if "vtrain local run" in block.text:  # the job ends with where its outputs are
-        assert "tensorboard --logdir vtrain-output/local/" in done.stdout
+        assert "outputs of this job:\n  model " in done.stdout
+        assert "vtrain-output/local/" in done.stdout.split("outputs of this job:")[1]
     if "python examples/" in block.text.split("vtrain local run")[0]:  # a run alone, too
         assert "outputs of this run:" in done.stdout
     return output

@@ -38,7 +38,8 @@ def test_core_blocks_run_as_written(block: Block, tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Traceback" not in done.stdout + done.stderr
     if "vtrain local run" in block.text:  # a local job ends with where its outputs are
-        assert "tensorboard --logdir vtrain-output/local/" in done.stdout
+        assert "outputs of this job:\n  model " in done.stdout
+        assert "vtrain-output/local/" in done.stdout.split("outputs of this job:")[1]
 
 
 def test_the_pip_lines_name_extras_that_exist(tmp_path: Path) -> None:
@@ -70,3 +71,119 @@ def test_each_example_study_names_flags_its_example_takes(study_file: Path) -> N
     # reports without a tag gets the study's (CLOUD_ML_HP_METRIC_TAG).
     tags = re.findall(r'tag="([^"]+)"', script)
     assert not tags or study.metric.metric_id in tags
+
+
+# Each block tagged `skip` and the test that types its commands with what runs here.
+TWINS = {
+    "git clone REPOSITORY_URL vtrain": (
+        "tests/core/test_readme.py",
+        "test_a_clone_has_every_file_the_readme_commands_use",
+    ),
+    "pip install nox && nox": ("tests/core/test_readme.py", "test_ci_runs_the_readme_test_command"),
+    "vtrain local run --job job.yaml": (
+        "tests/submit/test_readme_twins.py",
+        "test_the_rehearse_then_submit_block",
+    ),
+    "vtrain local run --job spot.yaml --kill": (
+        "tests/submit/test_readme_twins.py",
+        "test_the_spot_block_rehearses_a_reclaim_that_commits_and_resumes",
+    ),
+    'vtrain.plugins.get("tensorflow").configure()': (
+        "tests/core/test_readme.py",
+        "test_the_keras_lines_are_the_keras_example_s",
+    ),
+}
+
+
+def _skipped() -> list[Block]:
+    return [b for b in blocks() if (b.marker or "").startswith("skip (")]
+
+
+def test_every_skipped_block_has_a_runnable_twin() -> None:
+    skipped = _skipped()
+    assert len(skipped) == len(TWINS), [str(b) for b in skipped]
+    for phrase, (path, name) in TWINS.items():
+        holding = [b for b in skipped if phrase in b.text]
+        assert len(holding) == 1, (phrase, [str(b) for b in holding])
+        assert f"\ndef {name}(" in (ROOT / path).read_text(), (path, name)
+        assert path.rsplit("/", 1)[0] in holding[0].marker, "the skip tag names where its twin is"
+
+
+def _readme_paths() -> set[str]:
+    """The repository files that the README's command blocks name."""
+    commands = [b for b in blocks() if b.language in COMMANDS]
+    return {p for b in commands for p in re.findall(r"\b(?:examples|tests)/[\w./-]*\w", b.text)}
+
+
+def test_a_clone_has_every_file_the_readme_commands_use(tmp_path: Path) -> None:
+    (block,) = [b for b in _skipped() if "git clone" in b.text]
+    paths = _readme_paths()
+    assert {"tests/constraints.txt", "examples/pytorch/train.py"} <= paths
+    # The block as typed, from this repository; then what the next blocks need, in the clone.
+    checks = "".join(f"test -e {p}\n" for p in sorted(paths))
+    script = block.text.replace("REPOSITORY_URL", str(ROOT)) + checks + "test -f pyproject.toml\n"
+    done = subprocess.run(
+        ["bash", "-e", "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def test_ci_runs_the_readme_test_command() -> None:
+    (block,) = [b for b in _skipped() if "nox" in b.text]
+    assert block.text == "pip install nox && nox\n"
+    ci = (ROOT / ".ci" / "run").read_text().splitlines()
+    assert re.fullmatch(r"python3 -m pip install .*\"nox[^\"]*\"", ci[-2]), ci[-2]
+    assert ci[-1] == "python3 -m nox", "CI runs the default sessions, as `nox` does"
+
+
+def test_the_keras_lines_are_the_keras_example_s() -> None:
+    # The example runs in the tensorflow session (the blocks that name it); these lines are its.
+    (block,) = [b for b in _skipped() if "tensorflow" in b.text]
+    example = (ROOT / "examples" / "keras" / "train.py").read_text()
+    calls = re.findall(r"(?:handle|vtrain)\.[\w.]+\(", block.text)
+    assert len(calls) >= 5, calls
+    for call in calls:
+        assert call in example, call
+    assert any("examples/keras/train.py" in b.text for b in blocks_for("tensorflow"))
+
+
+def test_the_pip_lines_install_what_their_session_has(tmp_path: Path) -> None:
+    # The core session has no XGBoost: a block that installs it belongs to the xgboost session.
+    block = Block("bash", 'pip install -c tests/constraints.txt -e ".[xgboost]"\n', None, 0)
+    done = run_block(block, tmp_path)
+    assert done.returncode != 0
+    assert "this session has no xgboost, which vtrain[xgboost] installs" in done.stderr
+    tune = Block("bash", 'pip install -c tests/constraints.txt -e ".[tune]"\n', None, 0)
+    (tmp_path / "tune").mkdir()
+    assert run_block(tune, tmp_path / "tune").returncode == 0
+
+
+def test_each_framework_has_its_own_install_block() -> None:
+    installs = {
+        b.session: re.findall(r'-e "\.\[([\w,]+)\]"', b.text)
+        for b in blocks()
+        if b.text.startswith("pip install") and b.text.count("\n") == 1  # one line: one extra
+    }
+    assert installs["pytorch"] == ["pytorch,lightning"]
+    assert installs["tensorflow"] == ["tensorflow"]
+    assert installs["xgboost"] == ["xgboost"]
+    assert installs["mxnet"] == ["mxnet"]
+
+
+def test_mxnet_needs_a_numpy_older_than_tensorflow_takes() -> None:
+    # What the README says of MXNet's own venv: its extra pins numpy<1.24, and `all` leaves it out.
+    from importlib.metadata import requires
+
+    wanted = requires("vtrain") or []
+    extra = r"; extra == [\"'](\w+)[\"']$"
+    by_extra = [(r.split(";")[0], m[1]) for r in wanted if (m := re.search(extra, r))]
+    assert ("numpy<1.24", "mxnet") in by_extra, wanted
+    assert not [r for r, e in by_extra if e == "all" and r.startswith("mxnet")]
+    assert [r for r, e in by_extra if e == "all" and r.startswith("xgboost")]  # read as it is
+
+
+def test_each_example_takes_what_ai_platform_passes() -> None:
+    # ml v1 passes the job's jobDir as --job-dir (a rendered config.yaml has one with
+    # --output-dir); a script that refused it would end every AI Platform job at once.
+    for script in sorted((ROOT / "examples").glob("*/train.py")):
+        assert 'parser.add_argument("--job-dir"' in script.read_text(), script

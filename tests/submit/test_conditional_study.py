@@ -95,9 +95,10 @@ def test_rehearsed_trials_get_the_flags_vtrain_tune_gives(vtrain: Run, tmp_path:
             capture_output=True, text=True, timeout=120,
         )  # fmt: skip
         assert done.returncode == 0, done.stderr
-        # The local command stands in for the image's; the job's own args come first.
+        # The local command stands in for the job's program (`python t.py`); the trial's flags
+        # follow, as `vtrain tune` gives them.
         rehearsed = json.loads((records / str(trial)).read_text())
-        assert rehearsed == ["t.py", *local[trial]], (rehearsed, local[trial])
+        assert rehearsed == local[trial], (rehearsed, local[trial])
 
 
 def test_ai_platform_refuses_conditions_naming_why(vtrain: Run, tmp_path: Path) -> None:

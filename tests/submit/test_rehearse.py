@@ -16,7 +16,9 @@ from targets import render_args
 
 Run = Callable[..., Result]
 RECORD = str(Path(__file__).parent / "replicas" / "record.py")
-JOB_ARGS = ["-m", "trainer.task", "--epochs", "3"]
+# The rendered command is `python -m trainer.task --epochs 3`: the local command (record.py)
+# stands in for the program, `python -m trainer.task`, and the program's args follow.
+JOB_ARGS = ["--epochs", "3"]
 SIZES = {
     "vertex": 5,
     "vertex_study": 5,
@@ -109,12 +111,12 @@ def test_vertex_replicas_get_cluster_spec_pools_dirs_and_the_trial(
         assert sorted(tf["cluster"]) == (
             ["chief", "ps", "worker"] if SIZES[target] == 5 else ["chief", "worker"]
         )
-        assert r["args"][:4] == JOB_ARGS
+        assert r["args"][:2] == JOB_ARGS
         if tuning:
             assert info["trial_id"] == "1" and env["CLOUD_ML_TRIAL_ID"] == "1"
             assert spec_env["task"]["trial"] == "1"
             assert env["CLOUD_ML_HP_METRIC_TAG"] == "loss"
-            assert [a.split("=")[0] + "=" for a in r["args"][4:]] == list(STUDY_FLAGS)
+            assert [a.split("=")[0] + "=" for a in r["args"][2:]] == list(STUDY_FLAGS)
         else:
             assert info["trial_id"] is None and r["args"] == JOB_ARGS
     if target == "vertex":
@@ -137,7 +139,7 @@ def test_a_later_trial_gets_its_own_flags_and_folder(vtrain: Run, tmp_path: Path
     drawn = RandomSampler(study, 0).suggest(3)
     assert drawn is not None
     by_id = {p.parameter_id: p for p in study.parameters}
-    assert chief["args"][4:] == [by_id[k].flag(v) for k, v in drawn.items()]
+    assert chief["args"][2:] == [by_id[k].flag(v) for k, v in drawn.items()]
 
 
 @pytest.mark.parametrize("target", ["aiplatform", "aiplatform_study"])
@@ -157,16 +159,16 @@ def test_aiplatform_replicas_get_master_in_cluster_spec_and_chief_in_tf_config(
         assert spec["job"]["jobDir"] == str(out)
         assert r["info"]["platform"] == "aiplatform"
         # jobDir reaches the program as --job-dir, after the job's args, as the service passes it.
-        assert r["args"][:5] == [*JOB_ARGS, f"--job-dir={out}"]
+        assert r["args"][:3] == [*JOB_ARGS, f"--job-dir={out}"]
     assert json.loads(records["chief-0"]["env"]["TF_CONFIG"])["task"]["type"] == "chief"
     assert json.loads(records["chief-0"]["env"]["CLUSTER_SPEC"])["task"]["type"] == "master"
     if target == "aiplatform_study":
         chief = records["chief-0"]
         assert chief["info"]["trial_id"] == "1"
         assert json.loads(chief["env"]["CLUSTER_SPEC"])["task"]["trial"] == "1"
-        assert [a.split("=")[0] + "=" for a in chief["args"][5:]] == list(STUDY_FLAGS)
+        assert [a.split("=")[0] + "=" for a in chief["args"][3:]] == list(STUDY_FLAGS)
     else:
-        assert all(len(r["args"]) == 5 for r in records.values())
+        assert all(len(r["args"]) == 3 for r in records.values())
 
 
 def test_an_aiplatform_job_without_job_dir_passes_no_job_dir(vtrain: Run, tmp_path: Path) -> None:

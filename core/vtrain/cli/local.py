@@ -21,7 +21,8 @@ examples:
   vtrain local run --workers 2 -- python train.py --epochs 3
   vtrain local run --workers 1 --ps 1 --kill worker:0@5 -- python train.py
   vtrain local run --platform torchrun --workers 3 -- python train_torch.py
-  vtrain local run --job job.yaml -- python train.py     (a job from `vtrain render`)
+  vtrain local run --job job.yaml -- python -m trainer.task   (a job from `vtrain render`:
+      runs `python -m trainer.task` with the job's args, e.g. --epochs 3)
 
 Each replica gets the environment its platform would give it (CLUSTER_SPEC,
 TF_CONFIG, AIP_* directories, CLOUD_ML_* ids, or the kubeflow/torchrun
@@ -29,7 +30,8 @@ variables) and a free port on 127.0.0.1. The job succeeds when the chief
 exits 0; the other replicas are then stopped. A replica that fails, or that
 --kill kills, is restarted from the beginning on the same address; the peers
 of a killed replica are expected to fail too, and restart. A job that
-succeeds ends with where its model, checkpoints and logs are.
+succeeds ends with where its model, checkpoints and logs are. A replica whose
+script refuses its arguments (a usage error, exit status 2) is not restarted.
 """
 
 
@@ -53,7 +55,9 @@ def add_parser(subparsers: Any) -> None:
         metavar="JOB.yaml",
         help="rehearse this CustomJob, HyperparameterTuningJob, config.yaml or Kubeflow "
         "manifest: its topology, args and env (needs the submit extra); COMMAND then "
-        "stands in for the image's entrypoint",
+        "stands in for the document's program (`python -m trainer.task`, the image's "
+        "entrypoint) and the document's args follow it; an interpreter alone (`python`) "
+        "runs the document's script",
     )
     run.add_argument("--workers", type=integer, default=0, metavar="N", help="workers (default 0)")
     run.add_argument("--ps", type=integer, default=0, metavar="M", help="parameter servers")
@@ -173,7 +177,7 @@ def _outputs(plan: Plan) -> str:
         ("tuning metrics", os.path.dirname(metric_file(plan, plan.replicas()[0])) + os.sep),
         ("replica logs", os.path.dirname(log_path(plan.trial_dir, "chief")) + os.sep),
     ]
-    return summary(rows, dirs["AIP_TENSORBOARD_LOG_DIR"])
+    return summary(rows, dirs["AIP_TENSORBOARD_LOG_DIR"], title="outputs of this job:")
 
 
 def _rehearsal(args: argparse.Namespace) -> dict[str, Any]:
@@ -207,9 +211,36 @@ def _rehearsal(args: argparse.Namespace) -> dict[str, Any]:
     job_id = args.job_id or time.strftime("local-%Y%m%d-%H%M%S-") + str(os.getpid())
     base = os.path.abspath(args.output_dir or os.path.join("vtrain-output", "local", job_id))
     found = rehearsal(read_job(args.job), command, args.trial, base)
+    for line in _command_lines(found.options["role_commands"], command):
+        print(f"vtrain local: {line}", file=sys.stderr)
     for note in found.notes:
         print(f"vtrain local: note: {redact_text(note)}", file=sys.stderr)
     options = found.options
     options.update(output_dir=base, job_id=job_id)
     options["restart_job"] = options.get("restart_job") or args.restart_job_on_worker_restart
     return options
+
+
+def _command_lines(role_commands: dict[str, list[str]], local: list[str]) -> list[str]:
+    """What the replicas run, once per distinct command, and where its words came from."""
+    import shlex
+
+    from vtrain.redact import redact_text
+    from vtrain.submit.program import interpreter_alone, python_program_end
+
+    by_command: dict[tuple[str, ...], list[str]] = {}
+    for role, command in role_commands.items():
+        by_command.setdefault(tuple(command), []).append(role)
+    lines = []
+    for argv, roles in by_command.items():
+        if not local:
+            origin = "the document's own"
+        elif interpreter_alone(local) and python_program_end(argv) is not None:
+            origin = "your interpreter, then the document's script and args"
+        elif len(argv) > len(local):
+            origin = "the document's args after your command"
+        else:
+            origin = "your command; the document has no args"
+        who = "" if len(by_command) == 1 else f" ({', '.join(roles)})"
+        lines.append(f"command{who}: {redact_text(shlex.join(argv))} ({origin})")
+    return lines

@@ -9,7 +9,8 @@ job succeeds when the chief exits 0, a failing or killed replica restarts up to
 period. Two local touches: after the chief's success the replicas that train get
 a moment to finish by themselves (those that serve, which never would, are
 stopped at once), and a replica whose command fails at once, the same way twice,
-is not restarted again.
+or whose script refuses its arguments (a usage error, exit status 2), is not
+restarted again: a restart would only repeat it.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import selectors
 import signal
 import sys
 import time
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 
 from vtrain.cluster.roles import CHIEF
@@ -44,6 +46,7 @@ from vtrain.local.result import (
     shell_status,
 )
 from vtrain.local.serving import ServingFiles
+from vtrain.local.usage_error import TAIL_LINES, refused_arguments
 from vtrain.os_hints import OUT_OF_DESCRIPTORS, hint_for
 from vtrain.variables import SERVES_FILE
 
@@ -129,12 +132,13 @@ def _serving_files() -> ServingFiles:
 
 
 class _Stream:
-    """The read end of one run's stdout and stderr, and its unfinished last line."""
+    """The read end of one run's stdout and stderr, its unfinished last line and its last lines."""
 
     def __init__(self, fd: int, name: str) -> None:
         self.fd = fd
         self.name = name
         self.pending = b""
+        self.tail: deque[bytes] = deque(maxlen=TAIL_LINES)
 
 
 class _Slot:
@@ -305,6 +309,7 @@ class _Supervisor:
         *lines, stream.pending = (stream.pending + chunk).split(b"\n")
         for line in lines:
             self._out.line(stream.name, line)
+        stream.tail.extend(lines)
         if len(stream.pending) > _CHUNK:  # a replica that never ends its line is still shown
             self._out.line(stream.name, stream.pending)
             stream.pending = b""
@@ -313,6 +318,7 @@ class _Supervisor:
     def _close_stream(self, stream: _Stream) -> None:
         if stream.pending:
             self._out.line(stream.name, stream.pending)
+            stream.tail.append(stream.pending)
             stream.pending = b""
         self._sel.unregister(stream.fd)
         os.close(stream.fd)
@@ -375,6 +381,15 @@ class _Supervisor:
         if not slot.injected and killed and slot.started and slot.started <= killed[1]:
             why += f", as expected after {killed[0]}'s kill"
         used = self._job_restarts if plan.restart_job else slot.restarts
+        tail = [] if slot.stream is None else [*slot.stream.tail, slot.stream.pending]
+        refused = None if slot.injected else refused_arguments(code, tail)
+        if refused is not None:
+            reason = f"{slot.name}'s script refused its arguments ({refused})"
+            self._out.note(
+                reason + "; not restarting it: a restart passes the same arguments", slot.name
+            )
+            self._stop(FAILED, shell_status(code), reason)
+            return
         immediate = (
             not slot.injected
             and slot.started is not None

@@ -11,6 +11,7 @@ from typing import Any
 
 from vtrain.cluster.fields import natural
 from vtrain.errors import UsageError
+from vtrain.submit.program import interpreter_alone, is_python, program_length
 from vtrain.tune.study import Study, Value
 
 
@@ -32,11 +33,17 @@ SPOT_NOTE = (
 def replica_command(
     role: str, command: Sequence[str], args: Sequence[str], local: Sequence[str], source: str
 ) -> list[str]:
-    """What a replica of `role` runs here: the local command, or the pool's own, then its args."""
+    """What a replica of `role` runs here: the local command in place of the document's
+    program (`python -m trainer.task`, the image's ENTRYPOINT), or the pool's own; then the
+    program's arguments, as the document gives them."""
     if local:
-        # The image's entrypoint (or the pool's command) is what runs the script there;
-        # here the local command stands in for it, and the job's args follow as they would.
-        return [*local, *args]
+        if interpreter_alone(local) and command and is_python(command[0]):
+            # `-- .venv/bin/python`: this machine's interpreter runs the document's script.
+            return [*local, *command[1:], *args]
+        # However the document split `python -m trainer.task --epochs 3` between command
+        # and args, `-- python -m trainer.task` stands in for the program, not the interpreter.
+        words = [*command, *args]
+        return [*local, *words[program_length(command, args) :]]
     if not command:
         raise UsageError(
             f"the {role} pool runs its image's ENTRYPOINT, which is not on this machine",
