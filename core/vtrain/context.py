@@ -8,8 +8,9 @@ base folder, so a script that runs alone writes where it would on the platform.
 Checkpoints are resumed automatically, so their folder must belong to one job. On the
 platform, under `vtrain local run` (which sets VTRAIN_OUTPUT_DIR per job), or with
 VTRAIN_OUTPUT_DIR set by hand, the folder is the job's and a restart resumes from it.
-A standalone run with none of these gets a fresh ``checkpoints/run-<time>-<pid>/``
-folder, so a second `python train.py` never resumes the first one's state.
+A standalone run with none of these gets a fresh folder for all it writes,
+``vtrain-output/runs/<time>-<pid>/`` (model, checkpoints, logs and its tuning metric
+file), so a second `python train.py` never resumes, or overwrites, the first one's.
 """
 
 from __future__ import annotations
@@ -47,20 +48,26 @@ OUTPUT_FOLDERS = {
 _PROJECT_NUMBER = re.compile(r"[0-9]+")
 
 
+RUNS_FOLDER = "runs"
+"""Under the local base: one folder per standalone run, ``runs/<time>-<pid>/``."""
+METRIC_FOLDER, METRIC_NAME = "hypertune", "output.metrics"
+"""A standalone run's tuning metric: ``<its folder>/hypertune/output.metrics``."""
+
+
 def trial_folder(base: str, trial_id: str | None) -> str:
     """Everything one trial writes: ``<base>/<trial>`` under tuning, else `base` itself."""
     return os.path.join(base, trial_id) if trial_id else base
 
 
-def standalone_run_folder() -> str:
-    """This process's own checkpoint subfolder, ``run-<time>-<pid>``; the same at every call."""
-    if not _RUN_FOLDER:
-        _RUN_FOLDER.append(f"run-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}")
-    return _RUN_FOLDER[0]
+def standalone_run_id() -> str:
+    """This process's run id, ``<time>-<pid>``: its folder's name; the same at every call."""
+    if not _RUN_ID:
+        _RUN_ID.append(f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}")
+    return _RUN_ID[0]
 
 
 # Filled at the first call, not at import: every RunContext of one process names one folder.
-_RUN_FOLDER: list[str] = []
+_RUN_ID: list[str] = []
 
 
 def _alone(source: str, trainers: int) -> bool:
@@ -83,6 +90,29 @@ def runs_alone(environ: Mapping[str, str] | None = None) -> bool:
     env = os.environ if environ is None else environ
     info = ClusterInfo.from_env(env)
     return _alone(info.source, info.num_trainers) and not _launched(env)
+
+
+def _standalone_base(env: Mapping[str, str], info: ClusterInfo) -> str | None:
+    """The folder of a run that is no job's: VTRAIN_OUTPUT_DIR when set by hand, else
+    ``vtrain-output/runs/<time>-<pid>``; None for a replica of a job or a trial."""
+    if not _alone(info.source, info.num_trainers) or _launched(env) or info.trial_id:
+        return None
+    chosen = env.get("VTRAIN_OUTPUT_DIR")
+    if chosen:  # set by hand to resume a run on purpose: the folder is that run's
+        return os.path.abspath(chosen)
+    return os.path.abspath(os.path.join(DEFAULT_OUTPUT_DIR, RUNS_FOLDER, standalone_run_id()))
+
+
+def metric_file_path(environ: Mapping[str, str] | None = None) -> str:
+    """Where the tuning metric goes: CLOUD_ML_HP_METRIC_FILE; else, on a platform or under a
+    launcher, the path the tuning service reads (/tmp/hypertune/output.metrics); else, in a
+    run alone, ``<its folder>/hypertune/output.metrics``, beside its model."""
+    env = os.environ if environ is None else environ
+    given = env.get("CLOUD_ML_HP_METRIC_FILE")
+    if given:
+        return given
+    base = _standalone_base(env, ClusterInfo.from_env(env))
+    return DEFAULT_METRIC_FILE if base is None else os.path.join(base, METRIC_FOLDER, METRIC_NAME)
 
 
 def output_dirs(base: str, trial_id: str | None = None) -> dict[str, str]:
@@ -158,8 +188,8 @@ class RunContext(Frozen):
             value = env.get(name)
             return value if value else None
 
-        # Only a run no platform or launcher describes gets a checkpoint folder of its own.
-        standalone = False  # a caller that passes the trial has read a cluster
+        # Only a run no platform or launcher describes gets a folder of its own.
+        standalone: str | None = None  # a caller that passes the trial has read a cluster
         if trial_id is None:
             # The trial ClusterInfo reads (CLUSTER_SPEC's task.trial, TF_CONFIG's, else
             # CLOUD_ML_TRIAL_ID), so that every folder of a trial lands in the same place
@@ -167,7 +197,7 @@ class RunContext(Frozen):
             # parse of a small JSON document.
             try:
                 info = ClusterInfo.from_env(env)
-                trial_id, standalone = info.trial_id, _alone(info.source, info.num_trainers)
+                trial_id, standalone = info.trial_id, _standalone_base(env, info)
             except VtrainError as e:
                 errors.append(e)
         else:  # it becomes a folder name as well, wherever it came from
@@ -197,19 +227,19 @@ class RunContext(Frozen):
                     hint="Vertex sets the project number here, not the project id",
                 )
             )
-        metric_file = get("CLOUD_ML_HP_METRIC_FILE") or DEFAULT_METRIC_FILE
+        metric_file = get("CLOUD_ML_HP_METRIC_FILE")
+        if metric_file is None:
+            metric_file = DEFAULT_METRIC_FILE
+            if standalone is not None:  # no tuning service reads it: it stays with the run
+                metric_file = os.path.join(standalone, METRIC_FOLDER, METRIC_NAME)
         raise_all(errors)
 
         given = {name: get(name) for name in OUTPUT_FOLDERS}
         base: str | None = None
         dirs: dict[str, str] = {}
         if None in given.values():
-            chosen = get("VTRAIN_OUTPUT_DIR")
-            base = os.path.abspath(chosen or DEFAULT_OUTPUT_DIR)
+            base = standalone or os.path.abspath(get("VTRAIN_OUTPUT_DIR") or DEFAULT_OUTPUT_DIR)
             dirs = output_dirs(base, trial_id)
-            if standalone and chosen is None and trial_id is None and not _launched(env):
-                folder = os.path.join(dirs["AIP_CHECKPOINT_DIR"], standalone_run_folder())
-                dirs["AIP_CHECKPOINT_DIR"] = folder + os.sep
         dirs.update((name, value) for name, value in given.items() if value is not None)
 
         return cls(

@@ -1,9 +1,11 @@
 """Where a run's outputs went: the few lines a script run alone, a local job and a study end with.
 
 The folders are the ones `RunContext` names (Vertex's layout under a local
-base); the last line is the command that shows the TensorBoard logs, with how
-to install TensorBoard when it is missing: only the `tensorflow` extra brings
-it (the `lightning` extra's tensorboardX writes logs, it does not show them).
+base). When the logs hold TensorBoard event files, the last line is the command
+that shows them, with how to install TensorBoard where it is missing: `pip
+install tensorboard` alone, in any venv (it needs no TensorFlow, and takes the
+MXNet venv's old numpy); the `lightning` extra's tensorboardX writes logs, it
+does not show them. With no event files there is nothing to show, and no line.
 """
 
 from __future__ import annotations
@@ -17,7 +19,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import TextIO
 
-INSTALL_TENSORBOARD = 'pip install tensorboard, or "vtrain[tensorflow]"'
+INSTALL_TENSORBOARD = "pip install tensorboard"
+EVENTS_MARK = "tfevents"
+"""In the name of every event file TensorBoard reads (events.out.tfevents.<time>.<host>)."""
 
 
 def _relative(path: str) -> str:
@@ -41,18 +45,27 @@ def _shown(path: str) -> str:
     return f"{_relative(path)} ({'empty' if path.endswith(os.sep) else 'not written'})"
 
 
+def has_events(logdir: str) -> bool:
+    """True when a TensorBoard event file is anywhere below `logdir` (a bucket: assumed)."""
+    if "://" in logdir:
+        return True  # TensorBoard reads a bucket itself; listing it here would cost requests
+    return any(EVENTS_MARK in name for _, _, files in os.walk(logdir) for name in files)
+
+
 def summary(rows: Sequence[tuple[str, str]], logdir: str, *, title: str | None = None) -> str:
-    """A line per (what, path), then the `tensorboard --logdir` line for `logdir`."""
+    """A line per (what, path), then the `tensorboard --logdir` line when `logdir` has events."""
     import importlib.util
     import shlex
 
     width = max(len(what) for what, _ in rows)
     indent = "  " if title else ""
     lines = [f"{indent}{what:<{width}}  {_shown(path)}" for what, path in rows]
-    view = f"{indent}tensorboard --logdir {shlex.quote(_relative(logdir))}"
-    if importlib.util.find_spec("tensorboard") is None:
-        view += f"  (TensorBoard: {INSTALL_TENSORBOARD})"
-    return "\n".join([*([title] if title else []), *lines, view])
+    if has_events(logdir):
+        view = f"{indent}tensorboard --logdir {shlex.quote(_relative(logdir))}"
+        if importlib.util.find_spec("tensorboard") is None:
+            view += f"  (TensorBoard is not installed here: {INSTALL_TENSORBOARD})"
+        lines.append(view)
+    return "\n".join([*([title] if title else []), *lines])
 
 
 def print_outputs(environ: Mapping[str, str] | None = None, *, file: TextIO | None = None) -> None:

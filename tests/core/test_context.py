@@ -8,6 +8,7 @@ import os
 import pytest
 
 from vtrain import ConfigError, RunContext
+from vtrain.context import metric_file_path, standalone_run_id
 from vtrain.errors import ErrorList
 
 
@@ -67,7 +68,6 @@ def test_the_rest_of_the_job_facts() -> None:
     assert (ctx.job_id, ctx.region) == ("job-1", "us-central1")
     assert (ctx.metric_file, ctx.metric_tag) == ("/tmp/m/out.metrics", "accuracy")
     default = RunContext.from_env({})
-    assert default.metric_file == "/tmp/hypertune/output.metrics"
     assert default.metric_tag == "training/hptuning/metric"
 
 
@@ -152,7 +152,45 @@ def test_only_a_standalone_run_gets_checkpoints_of_its_own(
 ) -> None:
     # A second `python train.py` must not resume the first one's steps; a restarted job must.
     monkeypatch.chdir(tmp_path)
-    first = RunContext.from_env(env).checkpoint_dir
-    assert RunContext.from_env(env).checkpoint_dir == first  # one folder for the whole run
-    under = os.path.basename(os.path.dirname(first.rstrip(os.sep)))
-    assert (under == "checkpoints" and "run-" in first) is own_folder
+    first = RunContext.from_env(env)
+    assert RunContext.from_env(env) == first  # one folder for the whole run
+    runs = os.path.join(os.path.realpath(tmp_path), "vtrain-output", "runs") + os.sep
+    folder = os.path.join(runs, standalone_run_id())
+    assert first.checkpoint_dir.startswith(runs) is own_folder
+    if own_folder:  # all of it, in one folder: model, checkpoints, logs and the metric
+        assert first.base_output_dir == folder
+        assert first.dirs == {
+            "model": f"{folder}/model/",
+            "checkpoint": f"{folder}/checkpoints/",
+            "tensorboard": f"{folder}/logs/",
+        }
+        assert first.metric_file == f"{folder}/hypertune/output.metrics"
+        assert metric_file_path(env) == first.metric_file  # where report() writes
+    else:
+        assert not first.metric_file.startswith(runs)
+
+
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        # The platform's path whenever a platform or a launcher started the process: the
+        # tuning service reads it there, whether or not it set the variable.
+        ({"CLOUD_ML_JOB_ID": "j", "CLOUD_ML_TRIAL_ID": "3"}, "/tmp/hypertune/output.metrics"),
+        ({"CLUSTER_SPEC": json.dumps({"cluster": {"workerpool0": ["h:1"]},
+                                      "task": {"type": "workerpool0", "index": 0}})},
+         "/tmp/hypertune/output.metrics"),
+        ({"TF_CONFIG": json.dumps({"cluster": {"chief": ["h:1"], "worker": ["w:1"]},
+                                   "task": {"type": "chief", "index": 0}})},
+         "/tmp/hypertune/output.metrics"),
+        ({"CLOUD_ML_TRIAL_ID": "4"}, "/tmp/hypertune/output.metrics"),
+        ({"CLOUD_ML_HP_METRIC_FILE": "/m/x.metrics"}, "/m/x.metrics"),
+        ({"CLOUD_ML_HP_METRIC_FILE": "/m/x.metrics", "CLOUD_ML_JOB_ID": "j"}, "/m/x.metrics"),
+        # Set by hand to resume a run alone on purpose: that folder is the run's.
+        ({"VTRAIN_OUTPUT_DIR": "/o"}, "/o/hypertune/output.metrics"),
+    ],
+)  # fmt: skip
+def test_the_metric_file_stays_where_the_platform_reads_it(
+    env: dict[str, str], expected: str
+) -> None:
+    assert metric_file_path(env) == expected
+    assert RunContext.from_env(env).metric_file == expected

@@ -77,6 +77,9 @@ def test_placements_train_and_leave_no_child_behind(
     (tmp_path / "r").mkdir()
     run = local_run(tmp_path / "out", options, [*JOB, *flags], RESULTS=str(tmp_path / "r"))
     assert run.returncode == 0, run.output
+    # Each child is `python -m` of a module nothing imported before (it was one the package
+    # imports: a RuntimeWarning "'vtrain_mxnet.service' found in sys.modules" per child).
+    assert "found in sys.modules" not in run.output + "".join(run.logs.values())
     found = results(tmp_path / "r")
     assert sorted(found) == sorted(trainers)
     n = len(trainers)

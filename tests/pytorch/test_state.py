@@ -105,6 +105,7 @@ def test_the_example_run_twice_alone_starts_fresh_each_time(tmp_path: Path) -> N
     example = str(EXAMPLES / "pytorch" / "train.py")
     env = clean_env(CLOUD_ML_HP_METRIC_FILE=str(tmp_path / "m"))
     env.pop("VTRAIN_OUTPUT_DIR", None)
+    said = ""
     for _ in range(2):
         done = subprocess.run(
             [sys.executable, example, "--steps", "20"],
@@ -113,8 +114,14 @@ def test_the_example_run_twice_alone_starts_fresh_each_time(tmp_path: Path) -> N
         assert done.returncode == 0, done.stdout + done.stderr
         assert "starting at step 0" in done.stdout
         assert "resumed" not in done.stdout
-    runs = list((tmp_path / "vtrain-output" / "checkpoints").iterdir())
-    assert len(runs) == 2 and all(r.name.startswith("run-") for r in runs)
+        said += done.stdout
+    # Each run has one folder for all it wrote, and says which; nothing is shared.
+    assert [p.name for p in (tmp_path / "vtrain-output").iterdir()] == ["runs"]
+    runs = list((tmp_path / "vtrain-output" / "runs").iterdir())
+    assert len(runs) == 2
+    for run in runs:
+        assert (run / "model" / "model.pt").is_file() and any((run / "checkpoints").iterdir())
+        assert f"  model             vtrain-output/runs/{run.name}/model/\n" in said
 
 
 def test_a_background_save_holds_the_weights_of_the_call(

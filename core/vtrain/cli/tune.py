@@ -14,7 +14,7 @@ from vtrain.cli.arguments import integer
 from vtrain.errors import UsageError
 
 if TYPE_CHECKING:
-    from vtrain.tune.results import StudyResult, Trial
+    from vtrain.tune.results import Recorded, StudyResult, Trial
     from vtrain.tune.runner import StudyRunner
 
 
@@ -54,8 +54,9 @@ def add_parser(subparsers: Any) -> None:
         "tune",
         help="run a hyperparameter-tuning study locally",
         description="Run each trial of a study as the platform would: COMMAND gets the parameters "
-        "as --name=value flags, its own trial id, metric file and output folder. Run it again "
-        "into the same folder to resume.",
+        "as --name=value flags, its own trial id, metric file and output folder. The same "
+        "command again resumes the study (finished trials are kept); another command, search "
+        "space or cluster shape needs --resume or --new-study.",
         epilog=_STUDY_FILE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -89,6 +90,18 @@ def add_parser(subparsers: Any) -> None:
     )
     p.add_argument("--ps", type=_count, default=0, metavar="M", help="... and M parameter servers")
     p.add_argument("--evaluators", type=_count, default=0, metavar="K", help="... and K evaluators")
+    rerun = p.add_mutually_exclusive_group()
+    rerun.add_argument(
+        "--resume",
+        action="store_true",
+        help="go on with the study in the output folder as it was run: its own command, search "
+        "space, cluster shape and seed (COMMAND may then be left out)",
+    )
+    rerun.add_argument(
+        "--new-study",
+        action="store_true",
+        help="start a new study in the output folder; the one there moves to <folder>.N",
+    )
     # Not `command`: the top-level parser keeps the sub-command's name there.
     p.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS...]")
     p.set_defaults(run=run)
@@ -120,13 +133,14 @@ def run(args: argparse.Namespace) -> int:
     """Run the study; 0 when it succeeded, 1 when it failed."""
     from vtrain.local.reaper import reaping
     from vtrain.redact import redact_text
+    from vtrain.tune.rerun import set_aside, settle
     from vtrain.tune.results import SUCCEEDED
     from vtrain.tune.runner import Replicas, StudyRunner
     from vtrain.tune.study_file import read_study
     from vtrain.tune.table import progress_line, summary
 
     command = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
-    if not command:
+    if not command and not args.resume:
         raise UsageError(
             "no command to run",
             source="vtrain tune",
@@ -139,22 +153,39 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     output_dir = args.output_dir or default_output_dir(args.study, os.environ)
-    runner = StudyRunner(
+    settled = settle(
+        output_dir,
         study,
         command,
+        Replicas(args.workers, args.ps, args.evaluators),
+        args.seed,
+        resume=args.resume,
+        new_study=args.new_study,
+    )
+    for note in settled.notes:
+        print(redact_text(note), file=sys.stderr)
+    study = settled.study
+    runner = StudyRunner(
+        study,
+        settled.command,
         output_dir,
-        replicas=Replicas(args.workers, args.ps, args.evaluators),
+        replicas=settled.replicas,
         parallel=args.parallel,
-        seed=args.seed,
+        seed=settled.seed,
         progress=lambda event, trial, r: print(
             redact_text(progress_line(event, _shown_trial(trial), r)), file=sys.stderr, flush=True
         ),
     )
+    if settled.set_aside:
+        kept = set_aside(output_dir)
+        print(f"vtrain tune: a new study; the earlier one is kept in {kept}", file=sys.stderr)
     print(
         f"vtrain tune: {study.algorithm}, up to {study.max_trial_count} trials, "
         f"{runner.parallel} at once, into {runner.output_dir}",
         file=sys.stderr,
     )
+    if settled.recorded is not None:
+        print(_resuming(runner, settled.recorded), file=sys.stderr)
     received: list[int] = []
 
     def interrupt(signum: int, frame: FrameType | None) -> None:
@@ -173,6 +204,7 @@ def run(args: argparse.Namespace) -> int:
         with reaping():  # what a trial orphans comes back to us, and goes with the study
             result = runner.run()
     except _Interrupted as e:
+        print(_interrupted(runner, e.signum, args.new_study), file=sys.stderr, flush=True)
         return 128 + e.signum  # as a shell reports it: 130 for Ctrl-C, 143 for SIGTERM
     finally:
         for sig, handler in previous.items():
@@ -181,6 +213,38 @@ def run(args: argparse.Namespace) -> int:
     if result.best is not None:
         print(redact_text(_outputs(runner, result.best.trial_id)))
     return 0 if result.status == SUCCEEDED else 1
+
+
+def _interrupted(runner: StudyRunner, signum: int, new_study: bool) -> str:
+    """The line after a Ctrl-C or SIGTERM: what stopped, and how to go on with the study."""
+    from vtrain.tune.results import STOPPED
+
+    name = signal.Signals(signum).name
+    stopped = [t.trial_id for t in runner.trials.values() if t.status == STOPPED]
+    again = "the same command without --new-study" if new_study else "the same command"
+    return (
+        f"vtrain tune: stopped by {'Ctrl-C (SIGINT)' if name == 'SIGINT' else name}"
+        + (f"; trial{'s' * (len(stopped) > 1)} {', '.join(stopped)} stopped" if stopped else "")
+        + f". Run {again} again to resume the study in {runner.output_dir}: finished trials "
+        "are kept, stopped ones run again."
+    )
+
+
+def _resuming(runner: StudyRunner, recorded: Recorded) -> str:
+    """One line on a rerun: how far the study on record had got, and how to start afresh."""
+    from vtrain.tune.results import FAILED, INFEASIBLE, SUCCEEDED
+
+    done = sum(t.status in (SUCCEEDED, FAILED, INFEASIBLE) for t in recorded.trials.values())
+    where = runner.output_dir
+    if done >= runner.total:
+        return (
+            f"vtrain tune: the study in {where} has run all {runner.total} trials; its results "
+            "follow (--new-study runs it again, a larger max_trial_count adds trials)"
+        )
+    return (
+        f"vtrain tune: resuming the study in {where}: {done} of {runner.total} trials finished "
+        "(--new-study starts afresh)"
+    )
 
 
 def default_output_dir(study_file: str, environ: Mapping[str, str]) -> str:

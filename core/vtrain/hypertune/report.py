@@ -19,7 +19,7 @@ from collections.abc import Mapping
 
 from vtrain.cluster import ClusterInfo
 from vtrain.cluster.leader import leads
-from vtrain.context import DEFAULT_METRIC_FILE, DEFAULT_METRIC_TAG
+from vtrain.context import DEFAULT_METRIC_TAG, metric_file_path
 from vtrain.errors import StorageError, UsageError
 from vtrain.hypertune.metric_file import (
     MAX_ENTRIES,
@@ -94,8 +94,10 @@ def report(
 ) -> bool:
     """Report the tuning metric; returns False, writing nothing, on a replica that does not lead.
 
-    The file is `CLOUD_ML_HP_METRIC_FILE` (default /tmp/hypertune/output.metrics),
-    the tag `tag`, else `CLOUD_ML_HP_METRIC_TAG`, else training/hptuning/metric,
+    The file is `CLOUD_ML_HP_METRIC_FILE`; unset, /tmp/hypertune/output.metrics on a
+    platform, where the tuning service reads it, and the run's own folder's
+    hypertune/output.metrics in a run alone. The tag is `tag`, else
+    `CLOUD_ML_HP_METRIC_TAG`, else training/hptuning/metric,
     the trial `CLOUD_ML_TRIAL_ID` (default "0"). `all_replicas=True` writes from
     every replica; give each its own file then, or the last writer wins.
 
@@ -126,7 +128,7 @@ def report(
         checkpoint_path=str(checkpoint_path),
         timestamp=time.time(),
     )
-    _metric_file(env.get("CLOUD_ML_HP_METRIC_FILE") or DEFAULT_METRIC_FILE).append(entry)
+    _metric_file(metric_file_path(env)).append(entry)
     return True
 
 

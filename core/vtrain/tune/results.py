@@ -101,27 +101,63 @@ def write_results(
     write_atomic(results_file, (text + "\n").encode())
 
 
-def read_trials(results_file: str, study: Study) -> dict[str, Trial]:
-    """The trials an earlier run of `study` recorded in study.json; {} when there is none."""
+@dataclass(frozen=True)
+class Recorded:
+    """What study.json says of an earlier run: its study, how it was run, and its trials."""
+
+    study: Study
+    command: tuple[str, ...] | None
+    """None in a file an early vtrain wrote, which did not record it."""
+    replicas: Mapping[str, int]
+    seed: int
+    trials: Mapping[str, Trial]
+
+
+def read_recorded(results_file: str) -> Recorded | None:
+    """The study an earlier run recorded in study.json; None when there is none."""
     data = read_nofollow(results_file)
     if data is None:
-        return {}
+        return None
     try:
         document = json.loads(data)
         trials = [Trial.from_dict(t) for t in document["trials"]]
-        recorded = document["study"]
         for t in trials:
             json.dumps(t.parameters, allow_nan=False)  # ValueError for a NaN parameter
+        command = document.get("command")
+        replicas, seed = document.get("replicas", {}), document.get("seed", 0)
+        if command is not None and not (
+            isinstance(command, list) and all(isinstance(a, str) for a in command)
+        ):
+            raise TypeError(f"command is not a list of strings: {command!r}")
+        if not (isinstance(replicas, dict) and all(type(n) is int for n in replicas.values())):
+            raise TypeError(f"replicas is not a mapping of counts: {replicas!r}")
+        if type(seed) is not int:
+            raise TypeError(f"seed is not an integer: {seed!r}")
+        recorded = document["study"]
     except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as e:
         raise ConfigError(
             f"unreadable results of an earlier run: {e}",
             source=results_file,
             hint="move it away to start the study afresh",
         ) from e
-    if study_from_document(recorded, source=results_file).search_space() != study.search_space():
+    return Recorded(
+        study=study_from_document(recorded, source=results_file),
+        command=None if command is None else tuple(command),
+        replicas=dict(replicas),
+        seed=seed,
+        trials={t.trial_id: t for t in trials},
+    )
+
+
+def read_trials(results_file: str, study: Study) -> dict[str, Trial]:
+    """The trials an earlier run of `study` recorded in study.json; {} when there is none."""
+    recorded = read_recorded(results_file)
+    if recorded is None:
+        return {}
+    if recorded.study.search_space() != study.search_space():
         raise UsageError(
             "this folder holds a study with a different metric, search space or algorithm",
             source=results_file,
             hint="give another --output-dir, or delete this study.json to start over",
         )
-    return {t.trial_id: t for t in trials}
+    return dict(recorded.trials)

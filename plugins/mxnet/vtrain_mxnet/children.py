@@ -34,7 +34,9 @@ class Children:
     def start(self, role: str, environ: Mapping[str, str]) -> int:
         """Start MXNet's `role` (scheduler or server) as a child; return its pid."""
         main = threading.current_thread() is threading.main_thread()
-        command = [sys.executable, "-m", "vtrain_mxnet.service", "--parent", str(os.getpid())]
+        command = [
+            sys.executable, "-m", "vtrain_mxnet.service_process", "--parent", str(os.getpid())
+        ]  # fmt: skip
         if not main:
             # The kernel's parent-death signal follows the thread that forked, not the process.
             command.append("--no-pdeathsig")

@@ -3,7 +3,7 @@
 A replica that serves (the chief that only schedules, a parameter server)
 runs the loop itself (`run_role`, from the plugin's `serve`). A training
 replica that also hosts the scheduler or a server starts this module as a
-child: `python -m vtrain_mxnet.service --parent PID` with
+child: `python -m vtrain_mxnet.service_process --parent PID` with
 DMLC_ROLE=scheduler|server. The child must never outlive the replica that
 started it: on Linux the kernel kills it when its parent dies
 (PR_SET_PDEATHSIG), and a watchdog thread ends it wherever the parent is
@@ -67,7 +67,7 @@ def die_with(parent: int, *, kernel: bool) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the DMLC_ROLE this process was given; return its exit status."""
-    parser = argparse.ArgumentParser(prog="python -m vtrain_mxnet.service")
+    parser = argparse.ArgumentParser(prog="python -m vtrain_mxnet.service_process")
     parser.add_argument("--parent", type=int, required=True, help="the replica's pid")
     parser.add_argument(
         "--no-pdeathsig",
@@ -82,7 +82,3 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     die_with(args.parent, kernel=not args.no_pdeathsig)
     return run_role(role)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -227,6 +227,13 @@ class TensorFlowHandle(Handle):
                 value=self.keras_version,
                 expected="an evaluator replica of a distributed job",
             )
+        from vtrain_tensorflow.keras_checkpoint import build_optimizer
+
+        # The chief's files hold the optimizer's state too. A compiled model that never
+        # trained has no optimizer variables: each load would skip that state and log
+        # "Value in checkpoint could not be found" per variable. Built, they take it.
+        with self.strategy.scope():
+            build_optimizer(model)
         self.keras.utils.SidecarEvaluator(
             model=model,
             data=data,

@@ -15,6 +15,7 @@ import pytest
 from tune_helpers import OBJECTIVE, Tune, study
 
 from vtrain.cli import main
+from vtrain.errors import UsageError
 
 
 def flags(record: dict[str, object]) -> dict[str, str]:
@@ -165,15 +166,25 @@ def test_resume_after_an_interruption_reruns_the_interrupted_trials(tmp_path: Pa
             *extra,
         ]
 
-    subprocess.run(command(2), check=True, capture_output=True)
+    # One command throughout: a rerun with another one is refused (test_tune_rerun.py).
+    go.touch()
+    subprocess.run(command(2, "--wait-for", str(go)), check=True, capture_output=True)
+    go.unlink()
     tuner = subprocess.Popen(command(4, "--wait-for", str(go)), stderr=subprocess.PIPE, text=True)
     # Generous limits: every record and study.json change is fsynced, which a busy disk
     # can stretch to many seconds.
     deadline = time.monotonic() + 180
     while len(list(records.glob("started-*"))) < 4 and time.monotonic() < deadline:
+        if tuner.poll() is not None:
+            break  # it ended by itself: the assertion below says how
         time.sleep(0.05)
     tuner.send_signal(signal.SIGINT)
     assert tuner.wait(180) == 130, tuner.stderr.read() if tuner.stderr else ""
+    said = tuner.stderr.read() if tuner.stderr else ""
+    assert (
+        "vtrain tune: stopped by Ctrl-C (SIGINT); trials 3, 4 stopped. Run the same command "
+        f"again to resume the study in {out}: finished trials are kept, stopped ones run again."
+    ) in said, said
     state = json.loads((out / "study.json").read_text())
     assert [(t["trial_id"], t["status"]) for t in state["trials"]] == [
         ("1", "SUCCEEDED"),
@@ -203,9 +214,15 @@ def test_resume_refuses_a_different_search_space(tune: Tune) -> None:
     run = tune(changed)
     assert run.status == 2
     assert (
-        "study.json: this folder holds a study with a different metric, search space or algorithm"
-        in run.err
+        "this folder holds another study: its metric, search space or algorithm differ from "
+        "the study file's. Hint: add --resume" in run.err
     )
+    # The runner itself refuses it too, for a caller that skips the command's check.
+    from vtrain.tune.results import read_trials
+    from vtrain.tune.study_file import study_from_document
+
+    with pytest.raises(UsageError, match="holds a study with a different metric, search space"):
+        read_trials(str(run.output_dir / "study.json"), study_from_document(changed))
 
 
 def test_model_based_search_runs_and_resumes(tune: Tune) -> None:

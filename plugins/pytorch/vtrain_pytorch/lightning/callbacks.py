@@ -40,16 +40,18 @@ class VtrainCheckpoint(Callback):  # type: ignore[misc]
             return
         # Trainer.save_checkpoint is the public way to the full state; every rank must call
         # it (it gathers sharded state and ends in a barrier), and only global rank 0 writes.
+        # weights_only=False, said: the full state is the point (optimizer, loops, callbacks),
+        # and left unset Lightning logs "`weights_only` was not set" on every rank, each save.
         if self.manager.is_leader:
 
             def write(folder: str) -> None:
-                trainer.save_checkpoint(os.path.join(folder, CHECKPOINT_FILE))
+                trainer.save_checkpoint(os.path.join(folder, CHECKPOINT_FILE), weights_only=False)
                 record(folder, LIGHTNING)
 
             self.manager.save(trainer.global_step, write, blocking=self.blocking)
         else:
             with tempfile.TemporaryDirectory(prefix="vtrain-lightning-") as scratch:
-                trainer.save_checkpoint(os.path.join(scratch, CHECKPOINT_FILE))
+                trainer.save_checkpoint(os.path.join(scratch, CHECKPOINT_FILE), weights_only=False)
         trainer.strategy.barrier("vtrain-checkpoint")
 
     def resume_path(self) -> str | None:
