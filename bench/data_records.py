@@ -1,13 +1,16 @@
 """Streaming records with vtrain.data, side by side with the plain loops they replace.
 
-    python bench/data_records.py [--mib 200] [--runs 5] [--without-google-crc32c]
+    python bench/data_records.py [--mib 200] [--runs 5] [--only jsonl|tfrecord]
+                                 [--without-google-crc32c]
 
 JSON Lines: `records()` against `for line in open(path): json.loads(line)`
 (target: at least 0.9x its rate). TFRecord: `records()` reading and checking
 every record, its rate in MB/s, against `records(check_crc=False)` (target: at
 least 0.9x) and `tf.data.TFRecordDataset` iterated eagerly when TensorFlow
-imports (target: at least 0.8x). --without-google-crc32c hides the C CRC32C, as
-in an installation without it: the checksums are then computed in Python.
+imports (target: at least 0.8x). The rounds interleave the contenders and each
+ratio is the median of the rounds' own ratios, so a machine whose load drifts
+moves it less. --without-google-crc32c hides the C CRC32C, as in an
+installation without it: the checksums are then computed in Python.
 """
 
 from __future__ import annotations
@@ -85,6 +88,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mib", type=int, default=200, help="size of each test file")
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--only", choices=("jsonl", "tfrecord"), help="run one format's rounds")
     parser.add_argument("--without-google-crc32c", action="store_true")
     args = parser.parse_args()
     if args.without_google_crc32c:
@@ -95,55 +99,71 @@ def main() -> None:
     print(f"CRC32C: {crc.__module__}.{crc.__qualname__} ({os.cpu_count()} cores)")
     with tempfile.TemporaryDirectory() as folder:
         jsonl, tfrecord = os.path.join(folder, "d.jsonl"), os.path.join(folder, "d.tfrecord")
-        write_jsonl(jsonl, args.mib)
-        write_tfrecord(tfrecord, args.mib)
-        mib = os.path.getsize(jsonl) / (1 << 20)
-        results: dict[str, list[float]] = {"vtrain.data.records": [], "open + json.loads": []}
-        for _ in range(args.runs):  # interleaved, so both see the same machine load
-            results["open + json.loads"].append(rate(mib, lambda: plain_jsonl(jsonl)))
-            results["vtrain.data.records"].append(rate(mib, lambda: ours(jsonl)))
-        report(
-            f"JSON Lines, {mib:.0f} MiB",
-            results,
-            unit="MB/s",
-            ours="vtrain.data.records",
-            theirs="open + json.loads",
-            target=">= 0.9x",
-        )
+        if args.only != "tfrecord":
+            write_jsonl(jsonl, args.mib)
+            bench_jsonl(jsonl, args.runs)
+        if args.only != "jsonl":
+            write_tfrecord(tfrecord, args.mib)
+            bench_tfrecord(tfrecord, args.runs)
 
-        mib = os.path.getsize(tfrecord) / (1 << 20)
-        theirs = tf_dataset(tfrecord)
-        tf_results: dict[str, list[float]] = {
-            "vtrain.data.records": [],
-            "records(check_crc=False)": [],
-        }
-        if theirs is not None:
-            tf_results["tf.data.TFRecordDataset"] = []
-        for _ in range(args.runs):
-            tf_results["vtrain.data.records"].append(rate(mib, lambda: ours(tfrecord)))
-            tf_results["records(check_crc=False)"].append(
-                rate(mib, lambda: ours(tfrecord, check_crc=False))
-            )
-            if theirs is not None:
-                tf_results["tf.data.TFRecordDataset"].append(rate(mib, theirs))
-        title = f"TFRecord, {mib:.0f} MiB"
-        if theirs is None:
-            title += " (TensorFlow not installed: no tf.data column)"
-        report(
-            title,
-            tf_results,
-            unit="MB/s",
+
+def bench_jsonl(jsonl: str, runs: int) -> None:
+    """`records()` against the plain `json.loads` loop, in interleaved rounds."""
+    mib = os.path.getsize(jsonl) / (1 << 20)
+    results: dict[str, list[float]] = {"vtrain.data.records": [], "open + json.loads": []}
+    for _ in range(runs):  # interleaved, so both see the same machine load
+        results["open + json.loads"].append(rate(mib, lambda: plain_jsonl(jsonl)))
+        results["vtrain.data.records"].append(rate(mib, lambda: ours(jsonl)))
+    report(
+        f"JSON Lines, {mib:.0f} MiB",
+        results,
+        unit="MB/s",
+        ours="vtrain.data.records",
+        theirs="open + json.loads",
+        target=">= 0.9x",
+        paired=True,
+    )
+
+
+def bench_tfrecord(tfrecord: str, runs: int) -> None:
+    """`records()` against `check_crc=False` and tf.data, in interleaved rounds."""
+    mib = os.path.getsize(tfrecord) / (1 << 20)
+    contenders: dict[str, Callable[[], int]] = {
+        "vtrain.data.records": lambda: ours(tfrecord),
+        "records(check_crc=False)": lambda: ours(tfrecord, check_crc=False),
+    }
+    theirs = tf_dataset(tfrecord)
+    if theirs is not None:
+        contenders["tf.data.TFRecordDataset"] = theirs
+    results: dict[str, list[float]] = {name: [] for name in contenders}
+    for i in range(runs):  # interleaved, each round in another order: no one always goes first
+        names = list(contenders)
+        for name in names[i % len(names) :] + names[: i % len(names)]:
+            results[name].append(rate(mib, contenders[name]))
+            if name == "tf.data.TFRecordDataset":
+                # What runs right after tf.data runs 8-13% slower on 2 cores (measured): its
+                # threads wind down for a while. A pause keeps that out of the next one's time.
+                time.sleep(1)
+    title = f"TFRecord, {mib:.0f} MiB"
+    if theirs is None:
+        title += " (TensorFlow not installed: no tf.data column)"
+    report(
+        title,
+        results,
+        unit="MB/s",
+        ours="vtrain.data.records",
+        theirs="records(check_crc=False)",
+        target=">= 0.9x",
+        paired=True,
+    )
+    if theirs is not None:
+        report_ratio(
+            results,
             ours="vtrain.data.records",
-            theirs="records(check_crc=False)",
-            target=">= 0.9x",
+            theirs="tf.data.TFRecordDataset",
+            target=">= 0.8x",
+            paired=True,
         )
-        if theirs is not None:
-            report_ratio(
-                tf_results,
-                ours="vtrain.data.records",
-                theirs="tf.data.TFRecordDataset",
-                target=">= 0.8x",
-            )
 
 
 if __name__ == "__main__":

@@ -27,6 +27,8 @@ _HINTS = {
     errno.ENOTEMPTY: _RACE,
     errno.EEXIST: _RACE,
     errno.ENAMETOOLONG: "the path is too long: choose a shorter folder",
+    errno.ELOOP: "a symbolic link on the path points to itself, or links point in a circle: "
+    "fix or remove the link",
     errno.EIO: "the disk or network file system reported an I/O error: check its health",
     errno.ENOMEM: "the machine is out of memory: run fewer replicas or trials at once",
     errno.EAGAIN: "a process or memory limit was reached: run fewer replicas or trials at once",

@@ -1,4 +1,9 @@
-"""CSV with a header row: each later row becomes a dict keyed by the header's names."""
+"""CSV with a header row: each later row becomes a dict keyed by the header's names.
+
+A UTF-8 byte-order mark before the header (as spreadsheet programs write) is no
+part of the first name. A header that names a column twice is refused: one of
+the two would hide the other in every row's dict.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +14,17 @@ from typing import BinaryIO
 
 from vtrain.data.cursor import Cursor
 from vtrain.data.positions import Reopen, damaged, first_bad_utf8, line_offset
+from vtrain.errors import StorageError
+
+FIELD_LIMIT = 1 << 24
+"""The longest CSV field read, in characters (16 Mi), unless `csv.field_size_limit()` is higher.
+
+The csv module's own limit, 128 Ki, refuses valid files that hold long texts. A
+bound still stops a stray quote from reading the rest of a large file into memory
+as one field. The csv module has one limit for the whole process: reading raises
+it to this, and never lowers it.
+"""
+_BOM = "\ufeff"
 
 
 def read_csv(
@@ -30,18 +46,26 @@ def read_csv_at(
     at = 0  # bytes handed to the csv reader: its rows never read ahead of what they need
     begun = 0  # where the reader began; the lines above it are counted only for an error
 
-    def counted(text: Iterable[str]) -> Iterator[str]:
+    def counted(text: Iterable[str], first: bool = False) -> Iterator[str]:
         nonlocal at
+        if first:  # the file's first line: a byte-order mark is counted, and dropped
+            for line in text:
+                at += len(line.encode())
+                yield line.removeprefix(_BOM)
+                break
         for line in text:
             at += len(line) if line.isascii() else len(line.encode())
             yield line
 
+    if csv.field_size_limit() < FIELD_LIMIT:
+        csv.field_size_limit(FIELD_LIMIT)
     text = io.TextIOWrapper(stream, encoding="utf-8", newline="")
-    reader = csv.reader(counted(text), strict=True)
+    reader = csv.reader(counted(text, first=True), strict=True)
     try:
         header = next(reader, None)
         if header is None:
             return
+        _check_names(header, where)
         if cursor.offset > at:
             begun = cursor.offset
             text.detach()
@@ -75,12 +99,37 @@ def read_csv_at(
         cursor.offset, cursor.records, cursor.skip, cursor.count = at, records, skip, count
     except csv.Error as e:
         number = _lines_before(reopen, begun) + reader.line_num
-        raise damaged(
-            where, line_offset(reopen, number), f"line {number} is not CSV: {e}"
-        ) from None
+        offset = line_offset(reopen, number)
+        if str(e).startswith("field larger than field limit"):
+            limit = csv.field_size_limit()
+            raise StorageError(
+                f"line {number} has a field longer than {limit} characters, at byte offset "
+                f"{offset}",
+                source=where,
+                hint="a quote that is never closed makes the rest of the file one field; if "
+                "the field is real, raise csv.field_size_limit() before reading, or keep long "
+                "values in JSON Lines or TFRecord files",
+            ) from None
+        raise damaged(where, offset, f"line {number} is not CSV: {e}") from None
     except UnicodeDecodeError:
         number, offset = first_bad_utf8(reopen)
         raise damaged(where, offset, f"line {number} is not UTF-8") from None
+
+
+def _check_names(header: list[str], where: str) -> None:
+    """Refuse a header that names a column twice: its dicts would keep one of the two."""
+    columns: dict[str, list[int]] = {}
+    for number, name in enumerate(header, 1):
+        columns.setdefault(name, []).append(number)
+    for name, numbers in columns.items():
+        if len(numbers) > 1:
+            listed = ", ".join(map(str, numbers[:-1])) + f" and {numbers[-1]}"
+            raise StorageError(
+                f"the header names column {name!r} more than once: columns {listed}",
+                source=where,
+                hint="rename all but one: each row becomes a dict keyed by the header's names, "
+                "where one column would hide the other",
+            )
 
 
 def _lines_before(reopen: Reopen, offset: int) -> int:

@@ -102,5 +102,12 @@ def check_enough(count: int, readers: int, where: str, pattern: str) -> None:
             value=pattern,
             expected=f"at least {readers} files to share by file",
             hint="pass by_record=True: every reader then reads every file and keeps every "
-            f"{readers}th record",
+            f"{ordinal(readers)} record",
         )
+
+
+def ordinal(number: int) -> str:
+    """`number` as an English ordinal: 1st, 2nd, 3rd, 4th, 11th, 12th, 13th, 21st, 101st, 111th."""
+    if abs(number) % 100 in (11, 12, 13):
+        return f"{number}th"
+    return f"{number}" + {1: "st", 2: "nd", 3: "rd"}.get(abs(number) % 10, "th")

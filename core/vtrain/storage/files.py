@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 
 CHUNK = 16 << 20
 """Bytes per read or write call: large enough that system-call overhead is noise."""
+_READS = frozenset({"open for reading", "read"})
+"""The operations that only read: a failure there is about the file, not about writing."""
 
 
 @contextlib.contextmanager
@@ -33,7 +35,12 @@ def os_errors(operation: str, where: str, name: str = "") -> Iterator[None]:
             f"cannot {operation}: {e.strerror or e}",
             source=where,
             path=name or None,
-            hint=hint_for(e, "check that the folder exists and this user may write there"),
+            hint=hint_for(
+                e,
+                "check that the file exists and this user may read it"
+                if operation in _READS
+                else "check that the folder exists and this user may write there",
+            ),
         ) from e
 
 

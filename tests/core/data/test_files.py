@@ -6,9 +6,13 @@ from pathlib import Path
 
 import pytest
 from data_files import replica_env, write_split
+from fuzzing import examples
+from hypothesis import given
+from hypothesis import strategies as st
 
 from vtrain import ConfigError, UsageError
 from vtrain.data import files
+from vtrain.data.files import ordinal
 from vtrain.storage import open_location
 
 
@@ -50,6 +54,34 @@ def test_fewer_files_than_trainers_says_so_and_offers_record_sharding(tmp_path: 
         files(environ=env)
     share = files(environ=env, by_record=True)
     assert len(share) == 2 and share.record_shard == (2, 3) and share.by_record
+
+
+def test_the_hint_counts_readers_as_an_ordinal(tmp_path: Path) -> None:
+    write_split(tmp_path / "d", 1)
+    with pytest.raises(ConfigError, match=r"keeps every 3rd record$"):
+        files(uri=str(tmp_path / "d" / "*"), rank=0, world_size=3, environ={})
+
+
+@pytest.mark.parametrize(
+    ("number", "expected"),
+    [
+        (1, "1st"), (2, "2nd"), (3, "3rd"), (4, "4th"), (10, "10th"), (11, "11th"),
+        (12, "12th"), (13, "13th"), (14, "14th"), (21, "21st"), (22, "22nd"), (23, "23rd"),
+        (100, "100th"), (101, "101st"), (102, "102nd"), (111, "111th"), (112, "112th"),
+        (113, "113th"), (1001, "1001st"), (1011, "1011th"), (0, "0th"),
+    ],
+)  # fmt: skip
+def test_ordinals(number: int, expected: str) -> None:
+    assert ordinal(number) == expected
+
+
+@examples(300)
+@given(st.integers(0, 10**6))
+def test_an_ordinal_ends_as_english_says_it(number: int) -> None:
+    # "eleventh", "twelfth", "thirteenth"; otherwise the last digit: first, second, third.
+    tens, units = number // 10 % 10, number % 10
+    suffix = "th" if tens == 1 or units > 3 or units == 0 else ("st", "nd", "rd")[units - 1]
+    assert ordinal(number) == f"{number}{suffix}"
 
 
 def test_explicit_rank_and_uri(tmp_path: Path) -> None:

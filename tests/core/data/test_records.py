@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
+import socket
 from pathlib import Path
 
 import pytest
 from data_files import tfrecord_bytes, write_split
 
-from vtrain import UsageError
+from vtrain import StorageError, UsageError
 from vtrain.data import Share, files, read_share, records
 from vtrain.storage import open_location
 
@@ -86,3 +88,30 @@ def test_bad_arguments_fail_at_the_call(kwargs: dict[str, object], match: str) -
         read_share(share, **kwargs)  # type: ignore[arg-type]
     with pytest.raises(UsageError, match=r"share: not a Share \(got 'a.jsonl'\)"):
         read_share("a.jsonl")  # type: ignore[arg-type]
+
+
+def test_a_link_to_itself_gets_a_hint_about_links_not_writing(tmp_path: Path) -> None:
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "loop.jsonl").symlink_to("loop.jsonl")
+    with pytest.raises(StorageError) as caught:
+        list(records(uri=str(tmp_path / "d" / "*"), rank=0, world_size=1, environ={}))
+    assert re.search(
+        r"loop.jsonl: cannot open for reading: Too many levels of symbolic links\. Hint: a "
+        r"symbolic link on the path points to itself, or links point in a circle",
+        str(caught.value),
+    )
+    assert "write" not in str(caught.value)
+
+
+def test_a_file_that_cannot_be_read_gets_a_hint_about_reading(tmp_path: Path) -> None:
+    # A socket is listed like a file, and opening it fails with an errno that has no hint
+    # of its own: the default hint is then the one for a read.
+    (tmp_path / "d").mkdir()
+    with socket.socket(socket.AF_UNIX) as s:
+        s.bind(str(tmp_path / "d" / "s.jsonl"))
+        with pytest.raises(
+            StorageError,
+            match=r"s.jsonl: cannot open for reading: .*Hint: check that the file exists and "
+            r"this user may read it$",
+        ):
+            list(records(uri=str(tmp_path / "d" / "*"), rank=0, world_size=1, environ={}))

@@ -3,13 +3,24 @@
 from __future__ import annotations
 
 import io
+import logging
+import re
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from unittest import mock
 
 import pytest
 from data_files import tfrecord_bytes
+from fuzzing import examples
+from hypothesis import given
+from hypothesis import strategies as st
 
 from vtrain import StorageError
+from vtrain.data import masked_crc, tfrecord
 from vtrain.data.cursor import Cursor
 from vtrain.data.tfrecord import read_tfrecord, read_tfrecord_at
+from vtrain.storage import crc32c
 
 RECORDS = [b"", b"one", b"\x00" * 300, b"last record"]
 DATA = tfrecord_bytes(RECORDS)
@@ -82,3 +93,177 @@ def test_a_cursor_reads_on_from_a_record_boundary_with_its_stride() -> None:
     cursor = Cursor(offset=SECOND, records=1, skip=1, step=2)
     got = list(read_tfrecord_at(io.BytesIO(DATA), "f.tfrecord", cursor))
     assert got == [RECORDS[2]] and (cursor.offset, cursor.records, cursor.skip) == (len(DATA), 4, 0)
+
+
+@contextmanager
+def blocks_of(size: int) -> Iterator[None]:
+    """Read `size` bytes at a time, and check even two records with one CRC."""
+    with mock.patch.object(tfrecord, "BLOCK", size), mock.patch.object(masked_crc, "FEW", 2):
+        yield
+
+
+def starts_of(records: list[bytes]) -> list[int]:
+    """Where each record of `tfrecord_bytes(records)` starts, and where the file ends."""
+    starts = [0]
+    for r in records:
+        starts.append(starts[-1] + 12 + len(r) + 4)
+    return starts
+
+
+SOME = st.binary(max_size=40) | st.sampled_from([b"", b"same", b"x" * 30])  # lengths that repeat
+RECORD_LISTS = st.lists(SOME, max_size=40)
+
+
+@examples(200)
+@given(RECORD_LISTS, st.integers(1, 300), st.integers(0, 4), st.integers(1, 4), st.booleans())
+def test_every_block_size_and_stride_reads_the_records_it_keeps(
+    records: list[bytes], block: int, first: int, step: int, check_crc: bool
+) -> None:
+    with blocks_of(block):
+        assert read(tfrecord_bytes(records), first, step, check_crc=check_crc) == (
+            records[first::step],
+            len(records),
+        )
+
+
+@examples(100)
+@given(RECORD_LISTS, st.integers(1, 300), st.integers(1, 3), st.data())
+def test_a_cursor_taken_between_records_resumes_there(
+    records: list[bytes], block: int, step: int, data: st.DataObject
+) -> None:
+    framed = tfrecord_bytes(records)
+    kept = records[::step]
+    stop = data.draw(st.integers(0, len(kept)))
+    cursor = Cursor(step=step)
+    with blocks_of(block):
+        gen = read_tfrecord_at(io.BytesIO(framed), "f.tfrecord", cursor)
+        head = [next(gen) for _ in range(stop)]
+        gen.close()
+        assert cursor.count == stop
+        rest = list(read_tfrecord_at(io.BytesIO(framed), "f.tfrecord", cursor))
+    assert head + rest == kept
+    assert (cursor.offset, cursor.records, cursor.count) == (len(framed), len(records), len(kept))
+
+
+@examples(300)
+@given(
+    st.lists(st.binary(max_size=40), min_size=1, max_size=30),
+    st.integers(1, 300),
+    st.booleans(),
+    st.data(),
+)
+def test_a_flipped_bit_stops_the_read_at_its_record(
+    records: list[bytes], block: int, check_crc: bool, data: st.DataObject
+) -> None:
+    # A flip in a header fails its length checksum; in the data or its checksum, the data
+    # checksum (unless check_crc=False). Either way the records before it come out first.
+    framed = bytearray(tfrecord_bytes(records))
+    starts = starts_of(records)
+    at = data.draw(st.integers(0, len(framed) - 1))
+    framed[at] ^= 1 << data.draw(st.integers(0, 7))
+    k = max(i for i, start in enumerate(starts) if start <= at)
+    out: list[bytes] = []
+    with blocks_of(block):
+        reader = read_tfrecord(io.BytesIO(bytes(framed)), "f.tfrecord", check_crc=check_crc)
+        if at - starts[k] < 12:
+            problem = r"a corrupt record length \(its checksum does not match\)"
+        elif check_crc:
+            problem = r"a corrupt record \(its data checksum does not match\)"
+        else:
+            out = list(reader)
+            changed = at - starts[k] - 12
+            if changed < len(records[k]):  # in the data, not its checksum: a changed record
+                assert out[k] != records[k]
+                out[k] = records[k]
+            assert out == records
+            return
+        with pytest.raises(
+            StorageError, match=rf"^f.tfrecord: {problem} at byte offset {starts[k]}"
+        ):
+            out.extend(reader)
+    assert out == records[:k]
+
+
+@examples(200)
+@given(st.lists(st.binary(max_size=40), min_size=1, max_size=20), st.integers(1, 300), st.data())
+def test_a_cut_file_says_how_much_of_its_last_record_is_missing(
+    records: list[bytes], block: int, data: st.DataObject
+) -> None:
+    framed = tfrecord_bytes(records)
+    starts = starts_of(records)
+    cut = data.draw(st.integers(0, len(framed) - 1))
+    k = max(i for i, start in enumerate(starts) if start <= cut)
+    if cut == starts[k]:
+        expected_records, problem = records[:k], None  # cut between records: a shorter file
+    elif cut - starts[k] < 12:
+        expected_records, problem = records[:k], r"a torn record header \(the file ends inside it\)"
+    else:
+        missing = starts[k + 1] - cut
+        expected_records = records[:k]
+        problem = (
+            rf"a torn record of {len(records[k])} bytes \(the file ends {missing} bytes early\)"
+        )
+    out: list[bytes] = []
+    with blocks_of(block):
+        reader = read_tfrecord(io.BytesIO(framed[:cut]), "f.tfrecord")
+        if problem is None:
+            out.extend(reader)
+        else:
+            with pytest.raises(
+                StorageError, match=rf"^f.tfrecord: {problem} at byte offset {starts[k]}"
+            ):
+                out.extend(reader)
+    assert out == expected_records
+
+
+@pytest.mark.parametrize("block", [tfrecord.BLOCK, 4096])
+@pytest.mark.parametrize(
+    ("where", "problem"),
+    [
+        (8, r"a corrupt record length \(its checksum does not match\)"),  # the length's checksum
+        (-2, r"a corrupt record \(its data checksum does not match\)"),  # the data's checksum
+    ],
+)
+def test_a_damaged_checksum_in_the_middle_of_a_file_is_found(
+    block: int, where: int, problem: str
+) -> None:
+    records = [bytes([i % 251]) * (100 + i % 200) for i in range(2000)]
+    starts = starts_of(records)
+    framed = bytearray(tfrecord_bytes(records))
+    framed[(starts[1234] if where > 0 else starts[1235]) + where] ^= 0x10
+    out: list[bytes] = []
+    with (
+        mock.patch.object(tfrecord, "BLOCK", block),
+        pytest.raises(StorageError, match=rf"^f.tfrecord: {problem} at byte offset {starts[1234]}"),
+    ):
+        out.extend(read_tfrecord(io.BytesIO(bytes(framed)), "f.tfrecord"))
+    assert out == records[:1234]
+
+
+def test_without_google_crc32c_the_python_crc_reads_and_checks(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setitem(sys.modules, "google_crc32c", None)  # as if not installed
+    monkeypatch.setattr(crc32c, "_CHOSEN", [])
+    records = [bytes([i]) * i for i in range(100)]
+    with caplog.at_level(logging.WARNING, logger=crc32c.__name__):
+        assert read(tfrecord_bytes(records)) == (records, 100)
+        framed = bytearray(tfrecord_bytes(records))
+        framed[starts_of(records)[60] + 20] ^= 1
+        with pytest.raises(StorageError, match=re.escape("a corrupt record (its data checksum")):
+            read(bytes(framed))
+    assert [r.getMessage() for r in caplog.records] == [crc32c.SLOW]
+
+
+def test_a_record_larger_than_a_block_is_read_and_checked_whole() -> None:
+    records = [b"small", bytes(range(256)) * (tfrecord.BLOCK // 256 * 3 + 1), b"after"]
+    assert read(tfrecord_bytes(records)) == (records, 3)
+    assert read(tfrecord_bytes(records), 1, 5) == ([records[1]], 3)
+    framed = bytearray(tfrecord_bytes(records))
+    framed[starts_of(records)[1] + 12 + 2 * tfrecord.BLOCK] ^= 4
+    with pytest.raises(
+        StorageError,
+        match=rf"a corrupt record \(its data checksum .* offset {starts_of(records)[1]}",
+    ):
+        read(bytes(framed))
+    assert read(bytes(framed), check_crc=False)[0][2] == b"after"
