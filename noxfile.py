@@ -8,8 +8,14 @@ from __future__ import annotations
 
 import nox
 
+# `--parallel` came with this release: older ones would run the sessions one after another.
+nox.needs_version = ">=2026.10.20"
 nox.options.error_on_missing_interpreters = True
 nox.options.reuse_existing_virtualenvs = True
+# Two sessions at a time, on any machine: on the 2-core machines CI uses, one session's pip
+# installs, process starts and waits for peers leave a core idle that the other one uses.
+nox.options.parallel = 2
+nox.options.allow_parallel = True
 
 CONSTRAINTS = ("-c", "tests/constraints.txt")
 
@@ -41,19 +47,22 @@ def submit(session: nox.Session) -> None:
 
 @nox.session
 def fuzz(session: nox.Session) -> None:
-    """The campaign: every core property test (parsers, CLI entry points), 10,000 examples each."""
-    session.install(*CONSTRAINTS, "-e", ".[test,tune]")
-    session.run(
-        "pytest",
-        "tests/core",
-        "-m",
-        "hypothesis",
-        "--hypothesis-show-statistics",
-        "-p",
-        "no:cacheprovider",
-        *session.posargs,
-        env={"VTRAIN_FUZZ": "1"},
-    )
+    """The campaign: every core and submit property test (parsers, job and study documents, CLI
+    entry points), 10,000 examples each."""
+    session.install(*CONSTRAINTS, "-e", ".[test,tune,submit]")
+    # Two runs: each folder's conftest is named `conftest`, and one pytest run takes one.
+    for folder in ("tests/core", "tests/submit"):
+        session.run(
+            "pytest",
+            folder,
+            "-m",
+            "hypothesis",
+            "--hypothesis-show-statistics",
+            "-p",
+            "no:cacheprovider",
+            *session.posargs,
+            env={"VTRAIN_FUZZ": "1"},
+        )
 
 
 @nox.session
@@ -65,18 +74,42 @@ def lint(session: nox.Session) -> None:
     session.run("mypy")
 
 
+def _install_framework(session: nox.Session, framework: str) -> list[str]:
+    """Install one framework's extras and test-only packages; return its test folders."""
+    row = FRAMEWORKS[framework]
+    extras = ",".join(["test", *row["extras"]])
+    session.install(*CONSTRAINTS, "-e", f".[{extras}]", *row.get("also", []))
+    return row["tests"]
+
+
 if FRAMEWORKS:
 
     @nox.session
     @nox.parametrize("framework", sorted(FRAMEWORKS))
     def framework(session: nox.Session, framework: str) -> None:
         """One framework's plugin, with the real framework installed."""
-        row = FRAMEWORKS[framework]
-        extras = ",".join(["test", *row["extras"]])
-        session.install(*CONSTRAINTS, "-e", f".[{extras}]", *row.get("also", []))
-        session.run("pytest", *row["tests"], *session.posargs)
+        tests = _install_framework(session, framework)
+        # Each framework's representative fault cells stay here; `faults` runs the rest.
+        session.run("pytest", *tests, "-m", "not faults", *session.posargs)
+
+    @nox.session
+    @nox.parametrize("framework", sorted(FRAMEWORKS))
+    def faults(session: nox.Session, framework: str) -> None:
+        """The fault matrix: kills, preemptions and restarts of one framework's jobs."""
+        tests = _install_framework(session, framework)
+        # 5 is pytest's "no tests collected": a framework whose every cell is representative.
+        session.run("pytest", *tests, "-m", "faults", *session.posargs, success_codes=[0, 5])
 
 
 # The default (`nox`, and CI): every functional test, within 15 minutes on a 2-core machine.
 # The property tests run there at hypothesis' ordinary counts; `fuzz` is the long campaign.
-nox.options.sessions = ["core", "submit", "lint", "framework"]
+# Longest first, so that the two at a time finish together (minutes on 2 cores, measured).
+nox.options.sessions = [
+    "framework(framework='tensorflow')",
+    "framework(framework='pytorch')",
+    "core",
+    "framework(framework='xgboost')",
+    "framework(framework='mxnet')",
+    "submit",
+    "lint",
+]

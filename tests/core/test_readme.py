@@ -79,7 +79,10 @@ TWINS = {
         "tests/core/test_readme.py",
         "test_a_clone_has_every_file_the_readme_commands_use",
     ),
-    "pip install nox && nox": ("tests/core/test_readme.py", "test_ci_runs_the_readme_test_command"),
+    'pip install "nox>=2026.10.20" && nox': (
+        "tests/core/test_readme.py",
+        "test_ci_runs_the_readme_test_command",
+    ),
     "vtrain local run --job job.yaml": (
         "tests/submit/test_readme_twins.py",
         "test_the_rehearse_then_submit_block",
@@ -130,10 +133,12 @@ def test_a_clone_has_every_file_the_readme_commands_use(tmp_path: Path) -> None:
 
 def test_ci_runs_the_readme_test_command() -> None:
     (block,) = [b for b in _skipped() if "nox" in b.text]
-    assert block.text == "pip install nox && nox\n"
+    assert block.text == 'pip install "nox>=2026.10.20" && nox\n'
     ci = (ROOT / ".ci" / "run").read_text().splitlines()
-    assert re.fullmatch(r"python3 -m pip install .*\"nox[^\"]*\"", ci[-2]), ci[-2]
-    assert ci[-1] == "python3 -m nox", "CI runs the default sessions, as `nox` does"
+    # The same nox (the noxfile's needs_version), the default sessions, then the fault matrix.
+    assert ci[-3] == 'python3 -m pip install --quiet "nox>=2026.10.20"', ci[-3]
+    assert ci[-2] == "python3 -m nox", "CI runs the default sessions, as `nox` does"
+    assert ci[-1] == "python3 -m nox -s faults"
 
 
 def test_the_keras_lines_are_the_keras_example_s() -> None:
