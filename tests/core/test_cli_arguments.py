@@ -149,3 +149,23 @@ def test_a_misspelt_flag_is_named_with_its_command_and_the_nearest_real_one(
 ) -> None:
     status, err = run_main(argv)
     assert status == 2 and err.startswith(line), err
+
+
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        (["local", "--workers", "2"],
+         "vtrain local: error: --workers is an option of `vtrain local run`; "
+         "did you mean: vtrain local run --workers 2 (see"),
+        (["local", "--grace=3", "--", "python", "t.py"],
+         "vtrain local: error: --grace is an option of `vtrain local run`; "
+         "did you mean: vtrain local run --grace=3 -- python t.py (see"),
+        # A sub-command that does not exist is still named as one.
+        (["local", "bogus"], "vtrain local: error: argument COMMAND: invalid choice: 'bogus'"),
+    ],
+)  # fmt: skip
+def test_a_flag_typed_before_its_sub_command_is_shown_where_it_belongs(
+    argv: list[str], line: str
+) -> None:
+    status, err = run_main(argv)
+    assert status == 2 and err.startswith(line), err

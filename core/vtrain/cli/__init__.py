@@ -60,6 +60,7 @@ class _Parser(argparse.ArgumentParser):
     # A bad flag is reported on one line, as every other error; `--help` shows the usage.
     # Sub-command parsers are made with the parent's class, so this covers them all.
     made: list[_Parser] = []  # every parser of this command line, to find the one that was used
+    typed: list[str] = []  # the command line's words after `vtrain`
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
@@ -78,9 +79,30 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         from vtrain.printable import printable
 
+        message = self._misplaced_flag() or message
         self.exit(
             EXIT_BAD_INPUT, f"{self.prog}: error: {printable(message)} (see {self.prog} --help)\n"
         )
+
+    def _misplaced_flag(self) -> str | None:
+        # `vtrain local --workers 2` would say "invalid choice: '2'": the flag is one of
+        # `vtrain local run`'s, typed before the sub-command that takes it.
+        typed = _Parser.typed
+        words = self.prog.split()[1:]
+        if typed[: len(words)] != words:
+            return None
+        rest = typed[len(words) :]
+        flags = [a.partition("=")[0] for a in rest if a.startswith("-")]
+        for action in self._actions:
+            if not isinstance(action, argparse._SubParsersAction):
+                continue
+            for name, sub in action.choices.items():
+                known = {s for a in sub._actions for s in a.option_strings}
+                taken = [f for f in flags if f in known and f not in ("-h", "--help")]
+                if taken and name not in rest:
+                    line = " ".join([*self.prog.split(), name, *rest])
+                    return f"{taken[0]} is an option of `{sub.prog}`; did you mean: {line}"
+        return None
 
 
 def _parser(chosen: str | None) -> argparse.ArgumentParser:
@@ -114,6 +136,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_in = list(sys.argv[1:] if argv is None else argv)
     chosen = next((a for a in args_in if not a.startswith("-")), None)
     _Parser.made.clear()
+    _Parser.typed = args_in
     parser = _parser(chosen if chosen in COMMANDS else None)
     args, extra = parser.parse_known_args(args_in)
     if extra:
