@@ -57,6 +57,9 @@ class Resumed:
     """What could not be loaded in place (XGBoost's booster); None elsewhere."""
     extra: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     """What was saved beside the state (`save_checkpoint(..., **extra)`)."""
+    data: Mapping[str, Any] | None = None
+    """Every trainer's data position at that step, merged (`save_checkpoint(..., data=stream)`):
+    `handle.stream(split, resume=found)` goes on from it. None when the step holds none."""
 
     def __bool__(self) -> bool:
         return self.uri is not None

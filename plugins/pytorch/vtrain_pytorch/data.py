@@ -1,4 +1,5 @@
-"""`ShareDataset`: a torch `IterableDataset` over one rank's share, split across loader workers.
+"""Torch `IterableDataset`s: `ShareDataset` over one rank's share, split across loader workers,
+and `StreamDataset` over a `vtrain.data.Stream`, whose position a checkpoint saves.
 
 A DataLoader with k workers gives each a copy of the dataset; worker i of k
 reads part i of k of the share (`Share.part`), so together they read every
@@ -17,7 +18,7 @@ from typing import Any
 from torch.utils.data import IterableDataset, get_worker_info
 
 from vtrain import UsageError
-from vtrain.data import Share, check_format, read_share
+from vtrain.data import Share, Stream, check_format, read_share
 
 
 def check_options(format: object, transform: object, check_crc: object) -> None:
@@ -90,4 +91,64 @@ class ShareDataset(IterableDataset[Any]):  # type: ignore[misc]
             f"ShareDataset(split={share.split!r}, rank={share.rank}, "
             f"world_size={share.world_size}, files={len(share.files)}, "
             f"record_shard={share.record_shard})"
+        )
+
+
+class StreamDataset(IterableDataset[Any]):  # type: ignore[misc]
+    """The records of a `vtrain.data.Stream`'s current epoch, each through `transform`.
+
+    Read in the training process (a DataLoader with `num_workers=0`, which takes
+    exactly a batch at a time): the position `state()` gives is then exactly what
+    the steps so far consumed, for `TrainingState.save(data=...)`. `epochs()`,
+    `next_epoch()`, `epoch` and `state()` are the stream's.
+    """
+
+    def __init__(self, stream: Stream, *, transform: Callable[[Any], Any] | None = None) -> None:
+        if not isinstance(stream, Stream):
+            raise UsageError(
+                "not a Stream",
+                source="stream",
+                value=stream,
+                expected="what vtrain.data.stream() or handle.stream() gives",
+            )
+        check_options(None, transform, True)
+        self.stream = stream
+        self.transform = transform
+
+    def __iter__(self) -> Iterator[Any]:
+        worker = get_worker_info()
+        if worker is not None:
+            # A loader worker reads a copy of the stream: the position here would stand still.
+            raise UsageError(
+                f"read in DataLoader worker {worker.id} of {worker.num_workers}",
+                source="StreamDataset",
+                value=worker.num_workers,
+                expected="DataLoader(..., num_workers=0): the position is kept in this process",
+                hint="handle.dataset() reads a share with loader workers, without a position",
+            )
+        records = iter(self.stream)
+        return records if self.transform is None else map(self.transform, records)
+
+    def state(self) -> dict[str, Any] | None:
+        """The stream's position (see `vtrain.data.Stream.state`)."""
+        return self.stream.state()
+
+    def epochs(self, count: int | None = None) -> Iterator[int]:
+        """The stream's epochs (see `vtrain.data.Stream.epochs`)."""
+        return self.stream.epochs(count)
+
+    def next_epoch(self) -> int:
+        """Start the stream's next epoch; return its number."""
+        return self.stream.next_epoch()
+
+    @property
+    def epoch(self) -> int:
+        """The epoch being read, from 0."""
+        return self.stream.epoch
+
+    def __repr__(self) -> str:
+        stream = self.stream
+        return (
+            f"StreamDataset(split={stream.split!r}, rank={stream.rank}, "
+            f"world_size={stream.world_size}, epoch={stream.epoch})"
         )

@@ -19,6 +19,8 @@ from typing import Any
 from vtrain.checkpoints import CheckpointManager, Snapshot
 from vtrain.errors import UsageError
 from vtrain.plugins.handle import Resumed
+from vtrain_pytorch import positions
+from vtrain_pytorch.positions import Positioned
 from vtrain_pytorch.provenance import TRAINING_STATE, check, record
 
 STATE_FILE = "state.pt"
@@ -61,12 +63,24 @@ class TrainingState:
         self.extra: dict[str, Any] = {}
         """The keywords the restored step was saved with; empty before a restore finds one."""
 
-    def save(self, step: int, *, blocking: bool = False, **extra: Any) -> str | None:
+    def save(
+        self,
+        step: int,
+        *,
+        blocking: bool = False,
+        data: Positioned | None = None,
+        **extra: Any,
+    ) -> str | None:
         """Commit this step from the leader; other replicas do nothing and get None.
 
         The step is committed in the background unless `blocking`; `wait()` waits
-        for it (the next save, and the end of the script, do so by themselves).
+        for it (the next save, and the end of the script, do so by themselves; a save
+        that fails at the end is printed and makes the script exit 1).
+        With `data` (the stream being trained on) every trainer's position is
+        gathered and committed with the model: then every trainer must call
+        `save` at the same step, as for any collective.
         """
+        position = None if data is None else positions.gather(data)
         if not self.manager.is_leader:
             return None
         import torch
@@ -81,6 +95,8 @@ class TrainingState:
 
         def write(folder: str) -> None:
             torch.save(state, os.path.join(folder, STATE_FILE))
+            if position is not None:
+                positions.write(folder, position)
             record(folder, TRAINING_STATE)
 
         return self.manager.save(step, Snapshot(write), blocking=blocking)
@@ -93,7 +109,8 @@ class TrainingState:
         """Load the newest committed step into the model and optimizer; what was found.
 
         `done` is the step, `uri` its folder, `extra` the keywords it was saved
-        with; falsy, with the model untouched, when nothing is committed yet.
+        with, `data` the data position saved with it (None without one); falsy,
+        with the model untouched, when nothing is committed yet.
         """
         import torch
 
@@ -109,12 +126,16 @@ class TrainingState:
                 map_location="cpu",
                 weights_only=True,
             )
+            data = positions.read(checkpoint.directory, checkpoint.uri)
         _unwrapped(self.model).load_state_dict(state["model"])
         if self.optimizer is not None and "optimizer" in state:
             self.optimizer.load_state_dict(state["optimizer"])
         self.extra = dict(state.get("extra", {}))
         return Resumed(
-            done=int(state["step"]), uri=checkpoint.uri, extra=MappingProxyType(dict(self.extra))
+            done=int(state["step"]),
+            uri=checkpoint.uri,
+            extra=MappingProxyType(dict(self.extra)),
+            data=data,
         )
 
     def restore(self) -> int | None:
