@@ -37,6 +37,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "vtrain.errors",
         "vtrain.variables",
         "vtrain.yaml_errors",
+        "vtrain.documents",
     ),
     # Where bytes live; knows nothing of the run.
     ("vtrain.storage",),

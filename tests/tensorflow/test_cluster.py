@@ -87,6 +87,7 @@ def test_a_side_car_evaluator_evaluates_the_chiefs_checkpoints(tmp_path: Path) -
     assert any(name.startswith("ckpt-0003") for name in os.listdir(out / "checkpoints" / "eval"))
 
 
+@pytest.mark.faults  # a fault-matrix cell: `nox -s faults`
 def test_a_killed_worker_resumes_at_the_epoch_where_it_stopped(tmp_path: Path) -> None:
     run = local_run(
         tmp_path / "out",

@@ -211,6 +211,7 @@ def test_the_example_runs_alone_and_on_a_local_cluster(tmp_path: Path) -> None:
     finals = [json.loads(run.last(name, "final")) for name in RANKS]
     assert len({f["model"] for f in finals}) == 1 and finals[0]["rounds"] == 20
     assert finals[0]["rmse"] == pytest.approx(one["rmse"], rel=0.05)
+    assert "\nverdict: ready to submit\n" in run.output, run.output  # own disks and addresses
     assert (
         xgb.Booster(model_file=str(tmp_path / "out" / "model" / "model.bst")).num_boosted_rounds()
         == 20

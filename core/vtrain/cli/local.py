@@ -26,12 +26,18 @@ examples:
 
 Each replica gets the environment its platform would give it (CLUSTER_SPEC,
 TF_CONFIG, AIP_* directories, CLOUD_ML_* ids, or the kubeflow/torchrun
-variables) and a free port on 127.0.0.1. The job succeeds when the chief
+variables), an address of its own (127.0.0.2, 127.0.0.3...) with a free port,
+and a disk of its own: its working folder (links to this folder's entries),
+HOME and TMPDIR under OUTPUT/disks/; only the AIP_* folders, /gcs/ and gs://
+are shared (--shared-disk: one disk for all). The job succeeds when the chief
 exits 0; the other replicas are then stopped. A replica that fails, or that
 --kill kills, is restarted from the beginning on the same address; the peers
 of a killed replica are expected to fail too, and restart. A job that
 succeeds ends with where its model, checkpoints and logs are. A replica whose
 script refuses its arguments (a usage error, exit status 2) is not restarted.
+The rehearsal ends with its verdict: "verdict: ready to submit", or "verdict:
+not ready: N findings" and a line each (checks: local-disk, loopback, leader,
+metric, resume, args).
 """
 
 
@@ -107,6 +113,17 @@ def add_parser(subparsers: Any) -> None:
         metavar="SECONDS",
         help=f"from SIGTERM to SIGKILL when stopping a replica (default {DEFAULT_GRACE_SECONDS:g})",
     )
+    run.add_argument(
+        "--shared-disk",
+        action="store_true",
+        help="run every replica in this folder with one HOME and TMPDIR (no disk of its own)",
+    )
+    run.add_argument(
+        "--verdict-json",
+        metavar="PATH",
+        help='also write the verdict here: {"ready": bool, "findings": [{"check", "replica", '
+        '"detail"}...]}',
+    )
     # Not `command`: the top-level parser keeps the sub-command's name there.
     run.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS...]")
     run.set_defaults(run=_run)
@@ -138,11 +155,13 @@ def _run(args: argparse.Namespace) -> int:
         kills=args.kill,
         timeout=args.timeout,
         grace=args.grace,
+        shared_disk=args.shared_disk,
         **topology,
     )
     try:
         with reaping():  # what a replica orphans comes back to us, and goes with the job
-            status = run_job(plan).status
+            result = run_job(plan)
+            status = result.status
     except OSError as e:
         # A descriptor limit can strike at any pipe, socket or file the launcher opens;
         # which one it was says nothing, the limit does.
@@ -154,12 +173,46 @@ def _run(args: argparse.Namespace) -> int:
     try:
         if status == 0:
             print(_outputs(plan), flush=True)
+        if result.verdict is not None:
+            print(result.verdict.text(), end="", flush=True)
+            if args.verdict_json:
+                _write_verdict(args.verdict_json, result.verdict.to_json())
+            if args.job is not None:
+                _on_record(args.job, result.verdict)
         sys.stdout.flush()
     except OSError:
         # Whoever read our output left (`| head`): let the interpreter's last flush go
         # nowhere, or it would turn the job's exit status into 120.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return status
+
+
+def _on_record(job: str, verdict: Any) -> None:
+    """Record the verdict of the document `job` for `vtrain submit`; a failure only says so."""
+    from vtrain.local.on_record import record
+    from vtrain.submit.job_file import read_job
+
+    try:
+        record(read_job(job).document, verdict)
+    except OSError as e:
+        print(f"vtrain local: note: the verdict is not on record ({e})", file=sys.stderr)
+
+
+def _write_verdict(path: str, text: str) -> None:
+    from vtrain.errors import LaunchError
+    from vtrain.os_hints import hint_for
+
+    try:
+        with open(path, "w") as f:
+            f.write(text + "\n")
+    except OSError as e:
+        raise LaunchError(
+            f"cannot write the verdict ({e.strerror or e})",
+            source="--verdict-json",
+            value=path,
+            expected="a file this user can write",
+            hint=hint_for(e),
+        ) from None
 
 
 def _outputs(plan: Plan) -> str:

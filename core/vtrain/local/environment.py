@@ -39,6 +39,9 @@ PLATFORM_VARIABLES = frozenset(
         "VTRAIN_OUTPUT_DIR",
         # A parent's "single" would make every replica believe it is the chief.
         "VTRAIN_CLUSTER_SOURCE",
+        # The rehearsal's probe (vtrain.local.probe): each run's own record, never a parent's.
+        "VTRAIN_LOCAL_RECORD",
+        "VTRAIN_LOCAL_WATCH",
     }
     # What vtrain writes itself: a parent's VTRAIN_LOCAL_LAUNCH would turn a Kubeflow
     # replica into a torchrun process, a parent's VTRAIN_LEADER name another job's leader.

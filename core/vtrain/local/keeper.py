@@ -105,25 +105,27 @@ class Keeper:
         return self._sock.fileno()
 
     def spawn(
-        self, starts: Sequence[tuple[Sequence[str], Mapping[str, str], int]]
+        self, starts: Sequence[tuple[Sequence[str], Mapping[str, str], int, str | None]]
     ) -> list[int | OSError]:
-        """Start each (command, env, output pipe); for each, its pid or why it could not start.
+        """Start each (command, env, output pipe, working folder or None for ours); for each,
+        its pid or why it could not start.
 
-        A replica leads a session and process group of its own, with exactly `env`
-        and its stdout and stderr on the pipe. They go in one message, and the keeper
-        starts them back to back, as a loop of `subprocess.Popen` would: a request
-        and an answer each would wait on the scheduler, among replicas that start.
+        A replica leads a session and process group of its own, with exactly `env`,
+        in its working folder, and its stdout and stderr on the pipe. They go in one
+        message, and the keeper starts them back to back, as a loop of `subprocess.Popen`
+        would: a request and an answer each would wait on the scheduler, among replicas
+        that start.
         """
         batches = [starts[i : i + _MAX_FDS] for i in range(0, len(starts), _MAX_FDS)]
         for batch in batches:
-            requests = [(list(command), dict(env)) for command, env, _ in batch]
-            self._send(("spawn", requests), [output for _, _, output in batch])
+            requests = [(list(command), dict(env), cwd) for command, env, _, cwd in batch]
+            self._send(("spawn", requests), [output for _, _, output, _ in batch])
         started: list[int | OSError] = []
         for batch in batches:
             while not self._replies:
                 self.receive()
             _, pids = self._replies.pop(0)
-            for (command, _, _), pid in zip(batch, pids, strict=True):
+            for (command, _, _, _), pid in zip(batch, pids, strict=True):
                 # A negative number is the errno of a start that failed.
                 started.append(OSError(-pid, os.strerror(-pid), command[0]) if pid < 0 else pid)
         return started
@@ -307,10 +309,10 @@ def _answer(
         return
     # "spawn": the output pipes came with it, one per command.
     pids = []
-    for argv, env in message[1]:
+    for argv, env, cwd in message[1]:
         output = fds.pop(0)
         try:
-            pid = _spawn(argv, env, output)
+            pid = _spawn(argv, env, output, cwd)
         except OSError as e:
             pids.append(-(e.errno or errno.ENOEXEC))
         else:
@@ -321,8 +323,23 @@ def _answer(
     sock.sendall(_frame(("started", pids)))
 
 
-def _spawn(argv: list[str], env: dict[str, str], output: int) -> int:
-    """posix_spawn `argv` as a session leader; found on the PATH of `env`, as execvpe does."""
+def _spawn(argv: list[str], env: dict[str, str], output: int, cwd: str | None) -> int:
+    """posix_spawn `argv` as a session leader in `cwd`; found on the PATH of `env`, as execvpe
+    does."""
+    if cwd is None:
+        return _spawn_here(argv, env, output)
+    # posix_spawn has no working folder to give; the keeper is one thread, so it can move
+    # into the replica's folder for the spawn and back (a relative program is found there).
+    here = os.open(".", os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.chdir(cwd)
+        return _spawn_here(argv, env, output)
+    finally:
+        os.fchdir(here)
+        os.close(here)
+
+
+def _spawn_here(argv: list[str], env: dict[str, str], output: int) -> int:
     actions = [
         (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
         (os.POSIX_SPAWN_DUP2, output, 1),

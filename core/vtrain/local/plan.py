@@ -38,6 +38,9 @@ MAX_SECONDS = 2_147_483.0
 # process handle), and those the supervisor needs besides, to refuse a job that would run out.
 _FDS_PER_REPLICA = 4
 _FDS_SPARE = 32
+# A rehearsal, not a scheduler: past this many processes one machine rehearses nothing
+# faithfully, and a typo (replicaCount: 100000) must not fork a hundred thousand of them.
+MAX_LOCAL_REPLICAS = 512
 
 _KILL = re.compile(
     r"(?P<role>[a-z]+):(?P<index>[0-9]+)@(?P<seconds>[0-9.]+)(?::(?P<signal>[A-Za-z]+))?"
@@ -65,20 +68,59 @@ def _descriptor_limit() -> int:
 
 def _executable(name: str) -> bool:
     """True when `name` is a program the replicas can exec: a path, or found on PATH."""
+    if "\0" in name:
+        return False  # os.access would raise; the NUL itself is reported
     # shutil.which would do, but importing shutil costs more than this whole check.
     paths = [name] if os.sep in name else [os.path.join(d, name) for d in os.get_exec_path()]
     return any(os.access(p, os.X_OK) and not os.path.isdir(p) for p in paths)
 
 
-class Replica(Frozen):
-    """One replica of the job: its normalized role, its index in that role, its loopback port."""
+def _unpassable(
+    command: Sequence[str],
+    role_commands: Mapping[str, Sequence[str]] | None,
+    role_env: Mapping[str, Mapping[str, str]] | None,
+) -> list[VtrainError]:
+    """What no process can be given: a NUL in a word or variable, a variable name with "="."""
+    # exec() would refuse these with a ValueError, after the job's banner and folders.
+    errors: list[VtrainError] = []
+    words = {"COMMAND": command} | {
+        f"the {r} pool's command": c for r, c in (role_commands or {}).items()
+    }
+    for where, found in words.items():
+        for word in found:
+            if "\0" in word:
+                errors.append(
+                    UsageError("a NUL character (\\0) in an argument", source=where, value=word,
+                               expected="arguments without NUL")
+                )  # fmt: skip
+    for role, env in (role_env or {}).items():
+        where = f"the {role} pool's env"
+        for name, value in env.items():
+            if not name or "=" in name or "\0" in name:
+                errors.append(
+                    UsageError("not a variable name", source=where, value=name,
+                               expected="a non-empty name without '=' or NUL")
+                )  # fmt: skip
+            elif "\0" in value:
+                # The value is not shown: it may be a credential.
+                errors.append(
+                    UsageError(f"a NUL character (\\0) in the value of {name}", source=where,
+                               expected="values without NUL")
+                )  # fmt: skip
+    return errors
 
-    __slots__ = ("role", "index", "port")
+
+class Replica(Frozen):
+    """One replica of the job: its role, its index in that role, its loopback host and port."""
+
+    __slots__ = ("role", "index", "port", "host")
     role: str
     index: int
     port: int
+    host: str
+    """Its own loopback address (127.0.0.2, 127.0.0.3...: a machine of its own), or 127.0.0.1."""
 
-    def __init__(self, role: str, index: int, port: int = 0) -> None:
+    def __init__(self, role: str, index: int, port: int = 0, host: str = LOOPBACK) -> None:
         self._init_from(locals())
 
     @property
@@ -88,8 +130,8 @@ class Replica(Frozen):
 
     @property
     def address(self) -> str:
-        """``127.0.0.1:PORT``, the address every platform variable names for this replica."""
-        return f"{LOOPBACK}:{self.port}"
+        """``HOST:PORT``, the address every platform variable names for this replica."""
+        return f"{self.host}:{self.port}"
 
 
 class Kill(Frozen):
@@ -175,6 +217,7 @@ class Plan(Frozen):
         "job_kind",
         "role_commands",
         "role_env",
+        "shared_disk",
     )
     command: tuple[str, ...]
     output_dir: str
@@ -199,6 +242,9 @@ class Plan(Frozen):
     """A job's pools may run different commands: role -> command, else `command` for all."""
     role_env: Mapping[str, Mapping[str, str]] | None
     """The variables a job's pools set (their container env), by role."""
+    shared_disk: bool
+    """True: every replica runs in vtrain's folder with its TMPDIR and HOME (--shared-disk);
+    False: each has a disk of its own (`vtrain.local.disks`), as separate machines do."""
 
     def __init__(
         self,
@@ -220,6 +266,7 @@ class Plan(Frozen):
         job_kind: str | None = None,
         role_commands: Mapping[str, tuple[str, ...]] | None = None,
         role_env: Mapping[str, Mapping[str, str]] | None = None,
+        shared_disk: bool = False,
     ) -> None:
         self._init_from(locals())
 
@@ -245,26 +292,41 @@ class Plan(Frozen):
         job_kind: str | None = None,
         role_commands: Mapping[str, Sequence[str]] | None = None,
         role_env: Mapping[str, Mapping[str, str]] | None = None,
+        sources: Mapping[str, str] | None = None,
+        shared_disk: bool = False,
     ) -> Plan:
-        """Check every option and build the plan; all problems are raised together."""
+        """Check every option and build the plan; all problems are raised together.
+
+        `sources` says where a rehearsed job's values came from (role -> its document's
+        replica count field), so that a refusal names that field, not a flag never typed.
+        """
         errors: list[VtrainError] = []
+        given = {WORKER: "--workers", PS: "--ps", EVALUATOR: "--evaluators"} | dict(sources or {})
 
         def bad(argument: str, problem: str, value: object, expected: str) -> None:
             errors.append(UsageError(problem, source=argument, value=value, expected=expected))
 
         if platform not in PLATFORMS:
             bad("--platform", "unknown platform", platform, " or ".join(PLATFORMS))
-        for argument, count in (("--workers", workers), ("--ps", ps), ("--evaluators", evaluators)):
+        counts = {WORKER: workers, PS: ps, EVALUATOR: evaluators}
+        for role, count in counts.items():
             if count < 0:
-                bad(argument, "a replica count cannot be negative", count, "0 or more")
+                bad(given[role], "a replica count cannot be negative", count, "0 or more")
         fds = _descriptor_limit()
-        if (workers + ps + evaluators + 1) * _FDS_PER_REPLICA + _FDS_SPARE > fds:
+        by_fds = (fds - _FDS_SPARE) // _FDS_PER_REPLICA
+        if workers + ps + evaluators + 1 > min(by_fds, MAX_LOCAL_REPLICAS):
+            many = [role for role, count in counts.items() if count > 0]
+            why = (
+                f"{_FDS_PER_REPLICA} file descriptors each, `ulimit -n` is {fds}"
+                if by_fds < MAX_LOCAL_REPLICAS
+                else "a local rehearsal runs a replica per process"
+            )
             bad(
-                "--workers/--ps/--evaluators",
-                "too many replicas for the file descriptors this process may open",
-                {"workers": workers, "ps": ps, "evaluators": evaluators},
-                f"at most {(fds - _FDS_SPARE) // _FDS_PER_REPLICA} replicas in all "
-                f"({_FDS_PER_REPLICA} descriptors each, `ulimit -n` is {fds})",
+                "/".join(given[role] for role in many) or "--workers/--ps/--evaluators",
+                "too many replicas to rehearse on this machine",
+                {role: counts[role] for role in many},
+                f"at most {min(by_fds, MAX_LOCAL_REPLICAS)} replicas in all, the chief "
+                f"included ({why})",
             )
         if max_restarts < 0:
             bad("--max-restarts", "cannot be negative", max_restarts, "0 or more")
@@ -312,6 +374,7 @@ class Plan(Frozen):
                         role_command[0],
                         "a program every replica can run",
                     )
+        errors.extend(_unpassable(command, role_commands, role_env))
         if not command or not command[0]:
             bad(
                 "COMMAND",
@@ -346,7 +409,9 @@ class Plan(Frozen):
 
         default = os.path.join("vtrain-output", "local", job_id)
         base = os.path.abspath(default if output_dir is None else output_dir)
-        if os.path.exists(base) and not os.path.isdir(base):
+        if "\0" in base:
+            bad("--output-dir", "a NUL character (\\0) in a path", output_dir, "a path without NUL")
+        elif os.path.exists(base) and not os.path.isdir(base):
             bad("--output-dir", "exists and is not a folder", output_dir, "a folder or a new path")
         raise_all(errors)
 
@@ -372,6 +437,7 @@ class Plan(Frozen):
                 {role: tuple(c) for role, c in role_commands.items()} if role_commands else None
             ),
             role_env=role_env,
+            shared_disk=shared_disk,
         )
 
     def command_of(self, role: str) -> tuple[str, ...]:
@@ -395,11 +461,15 @@ class Plan(Frozen):
         """The output folder of this trial: ``<output>/<trial>`` under tuning, else ``<output>``."""
         return trial_folder(self.output_dir, self.trial_id)
 
-    def replicas(self, ports: Sequence[int] = ()) -> tuple[Replica, ...]:
-        """Every replica in rank order (chief, workers, ps, evaluators), on `ports` in order."""
+    def replicas(self, ports: Sequence[int] = (), hosts: Sequence[str] = ()) -> tuple[Replica, ...]:
+        """Every replica in rank order (chief, workers, ps, evaluators), on `ports` and `hosts`
+        in order (127.0.0.1 without hosts)."""
         roles = [(role, i) for role, n in self.counts.items() for i in range(n)]
         if ports and len(ports) != len(roles):
             raise ValueError(f"{len(ports)} ports for {len(roles)} replicas")
+        if hosts and len(hosts) != len(roles):
+            raise ValueError(f"{len(hosts)} hosts for {len(roles)} replicas")
         return tuple(
-            Replica(role, i, ports[n] if ports else 0) for n, (role, i) in enumerate(roles)
+            Replica(role, i, ports[n] if ports else 0, hosts[n] if hosts else LOOPBACK)
+            for n, (role, i) in enumerate(roles)
         )

@@ -32,13 +32,19 @@ class ReplicaProcess:
 
     @classmethod
     def start(
-        cls, keeper: Keeper, starts: Sequence[tuple[str, Sequence[str], Mapping[str, str]]]
+        cls,
+        keeper: Keeper,
+        starts: Sequence[tuple[str, Sequence[str], Mapping[str, str], str | None]],
     ) -> list[ReplicaProcess | LaunchError]:
-        """Start each (name, command, env), in a session of its own; each one's process or error."""
+        """Start each (name, command, env, working folder or None), in a session of its own;
+        each one's process or error."""
         pipes = [os.pipe() for _ in starts]
         try:
             started = keeper.spawn(
-                [(command, env, w) for (_, command, env), (_, w) in zip(starts, pipes, strict=True)]
+                [
+                    (command, env, w, cwd)
+                    for (_, command, env, cwd), (_, w) in zip(starts, pipes, strict=True)
+                ]
             )
         except BaseException:
             for r, _ in pipes:
@@ -48,7 +54,7 @@ class ReplicaProcess:
             for _, w in pipes:
                 os.close(w)
         found: list[ReplicaProcess | LaunchError] = []
-        for (name, command, _), (read_end, _), pid in zip(starts, pipes, started, strict=True):
+        for (name, command, _, _), (read_end, _), pid in zip(starts, pipes, started, strict=True):
             if isinstance(pid, OSError):
                 os.close(read_end)
                 # The plan found the program; a start that fails anyway is most often a limit.

@@ -6,6 +6,11 @@ import signal
 
 from vtrain.frozen import Frozen
 
+# `typing` costs milliseconds at start-up; the names are for the type checker only.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from vtrain.local.verdict import Verdict
+
 SUCCEEDED = "succeeded"
 FAILED = "failed"
 TIMED_OUT = "timed out"
@@ -67,16 +72,27 @@ class ReplicaResult(Frozen):
 class JobResult(Frozen):
     """The job's outcome, its exit status and each replica's."""
 
-    __slots__ = ("outcome", "status", "replicas", "reason")
+    __slots__ = ("outcome", "status", "replicas", "reason", "verdict")
     outcome: str
     status: int
     replicas: tuple[ReplicaResult, ...]
     reason: str
+    verdict: Verdict | None
+    """The rehearsal's verdict (`vtrain.local.checks`), once judged."""
 
     def __init__(
-        self, outcome: str, status: int, replicas: tuple[ReplicaResult, ...], reason: str = ""
+        self,
+        outcome: str,
+        status: int,
+        replicas: tuple[ReplicaResult, ...],
+        reason: str = "",
+        verdict: Verdict | None = None,
     ) -> None:
         self._init_from(locals())
+
+    def with_verdict(self, verdict: Verdict) -> JobResult:
+        """This result, with the rehearsal's verdict."""
+        return JobResult(self.outcome, self.status, self.replicas, self.reason, verdict)
 
     def table(self) -> str:
         """The summary table: replica, restarts, exit status, wall time."""

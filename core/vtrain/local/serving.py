@@ -43,6 +43,14 @@ class ServingFiles:
         """True once the current run of replica `name` has said that it serves."""
         return os.path.exists(self.path(name))
 
+    def job_restarts(self, name: str) -> str | None:
+        """Why replica `name`'s service cannot take a lone restarted replica, or None."""
+        try:
+            with open(self.path(name), encoding="utf-8", errors="replace") as f:
+                return f.read().strip() or None
+        except OSError:
+            return None
+
     def remove(self) -> None:
         """Remove the folder and what the replicas left in it."""
         with contextlib.suppress(OSError):

@@ -28,7 +28,11 @@ from collections.abc import Callable, Mapping, Sequence
 from vtrain.cluster.roles import CHIEF
 from vtrain.context import output_dirs
 from vtrain.errors import LaunchError
+from vtrain.local.addresses import separate_hosts, shared_host_note
+from vtrain.local.checks import judge
+from vtrain.local.disks import DISKS_FOLDER, Disks
 from vtrain.local.environment import metric_file, replica_env
+from vtrain.local.evidence import Evidence, Run, newest_checkpoint
 from vtrain.local.keeper import Keeper, KeeperGone
 from vtrain.local.output import Output
 from vtrain.local.plan import Kill, Plan, Replica
@@ -46,6 +50,7 @@ from vtrain.local.result import (
     shell_status,
 )
 from vtrain.local.serving import ServingFiles
+from vtrain.local.sockets import Sampler
 from vtrain.local.usage_error import TAIL_LINES, refused_arguments
 from vtrain.os_hints import OUT_OF_DESCRIPTORS, hint_for
 from vtrain.variables import SERVES_FILE
@@ -70,6 +75,9 @@ SUCCESS_GRACE_SECONDS = 1.0
 # A run that fails this soon after its start failed before training began (no such file,
 # an import error): when the next run fails the same way, restarts would only repeat it.
 IMMEDIATE_SECONDS = 1.0
+# The first lines of each run are kept for the verdict: where it started (`resume`).
+HEAD_LINES = 200
+PROBE_FOLDER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "probe")
 
 
 def run_job(
@@ -81,7 +89,8 @@ def run_job(
 ) -> JobResult:
     """Run every replica of `plan` to the job's end, as its platform would; leave no process."""
     with reserve_ports(plan.size) as ports:
-        replicas = plan.replicas(ports)
+        hosts = separate_hosts(plan.size)
+        replicas = plan.replicas(ports, hosts or ())
         try:
             metric_folder = os.path.dirname(metric_file(plan, replicas[0]))
             for folder in (*output_dirs(plan.output_dir, plan.trial_id).values(), metric_folder):
@@ -90,6 +99,7 @@ def run_job(
             output = Output(
                 [r.name for r in replicas], plan.trial_dir, stream or sys.stdout, colour=colour
             )
+            disks = Disks(os.path.join(plan.trial_dir, DISKS_FOLDER), os.getcwd())
         except OSError as e:
             if e.errno in OUT_OF_DESCRIPTORS:  # the limit, not the folder: say so
                 raise LaunchError(
@@ -109,13 +119,43 @@ def run_job(
             try:
                 where = ", ".join(f"{r.name} {r.address}" for r in replicas)
                 output.note(f"job {plan.job_id} ({plan.platform}) in {plan.output_dir}: {where}")
-                result = _Supervisor(plan, replicas, output, environ, serving).run()
+                notes: tuple[str, ...] = () if hosts else (shared_host_note(),)
+                for note in notes:
+                    output.note(f"note: {note}")
+                if plan.shared_disk:
+                    notes += ("--shared-disk: one disk for every replica; local-disk not checked",)
+                evidence = _evidence(plan, replicas, environ, separate=hosts is not None)
+                supervisor = _Supervisor(plan, replicas, output, environ, serving)
+                result = supervisor.run(evidence, None if plan.shared_disk else disks)
                 output.write(result.table())
+                result = result.with_verdict(judge(evidence, notes))
             finally:
                 serving.remove()
+                disks.close()
         finally:
             output.close()
     return result
+
+
+def _evidence(
+    plan: Plan, replicas: Sequence[Replica], environ: Mapping[str, str] | None, separate: bool
+) -> Evidence:
+    dirs = output_dirs(plan.output_dir, plan.trial_id)
+    chief_env = (plan.role_env or {}).get(CHIEF, {})
+    metric_id = chief_env.get("CLOUD_ML_HP_METRIC_TAG") or (
+        os.environ if environ is None else environ
+    ).get("CLOUD_ML_HP_METRIC_TAG")
+    evidence = Evidence(
+        hosts={r.name: r.host for r in replicas},
+        ports={r.name: r.port for r in replicas},
+        separate_hosts=separate,
+        model_dir=dirs["AIP_MODEL_DIR"],
+        checkpoint_dir=dirs["AIP_CHECKPOINT_DIR"],
+        metric_files={r.name: metric_file(plan, r) for r in replicas},
+        metric_id=metric_id,
+    )
+    evidence.shared_disk = plan.shared_disk
+    return evidence
 
 
 def _serving_files() -> ServingFiles:
@@ -139,6 +179,7 @@ class _Stream:
         self.name = name
         self.pending = b""
         self.tail: deque[bytes] = deque(maxlen=TAIL_LINES)
+        self.head: list[bytes] = []
 
 
 class _Slot:
@@ -159,6 +200,8 @@ class _Slot:
         self.last_failure: int | None = None
         """The exit code of the previous run, when it failed within IMMEDIATE_SECONDS."""
         self.term_deadline: float | None = None
+        self.runs: list[Run] = []
+        """Every run so far, the current one last (the verdict's evidence)."""
 
     @property
     def name(self) -> str:
@@ -194,6 +237,9 @@ class _Supervisor:
         self._job_restarts = 0
         self._last_kill: tuple[str, float] | None = None
         """The replica --kill killed last, and when."""
+        self._last_kill_text: str | None = None
+        self._evidence: Evidence | None = None
+        self._disks: Disks | None = None
         self._finished = False
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_r, False)
@@ -203,7 +249,10 @@ class _Supervisor:
 
     # -- the loop ------------------------------------------------------------------------
 
-    def run(self) -> JobResult:
+    def run(self, evidence: Evidence | None = None, disks: Disks | None = None) -> JobResult:
+        """Run the job to its end; what each run did goes into `evidence`, each run on a disk
+        of its own from `disks` (None: in vtrain's folder)."""
+        self._evidence, self._disks = evidence, disks
         # Before the handlers: the keeper is a fork of vtrain, and sets its own.
         try:
             self._keeper = Keeper.start(self._serving.folder)
@@ -214,6 +263,10 @@ class _Supervisor:
                 hint=hint_for(e, "stop other programs, or raise `ulimit -u` and `ulimit -n`"),
             ) from None
         self._sel.register(self._keeper.fileno(), selectors.EVENT_READ, "keeper")
+        # After the keeper's fork: a fork copies no thread, and the keeper needs none.
+        sampler = Sampler(self._leaders).start() if evidence is not None else None
+        if disks is not None:
+            disks.clean()
         restore = self._catch_signals()
         try:
             self._t0 = time.monotonic()
@@ -229,12 +282,67 @@ class _Supervisor:
             self._sel.unregister(self._keeper.fileno())
             self._keeper.close()  # and what escaped the replicas' groups goes with it
             self._drain()
+            if sampler is not None and evidence is not None:
+                sampler.stop()
+                evidence.sockets |= sampler.found
+            self._end_runs()
             restore()
             self._sel.close()
             os.close(self._wake_r)
             os.close(self._wake_w)
             self._out.flush()
-        return self._result()
+        result = self._result()
+        if evidence is not None:
+            evidence.succeeded = result.outcome == SUCCEEDED
+        return result
+
+    def _leaders(self) -> dict[int, str]:
+        """The running replicas' pids (each leads its session) -> their names."""
+        return {s.proc.pid: s.name for s in list(self._slots.values()) if s.proc is not None}
+
+    def _new_run(self, slot: _Slot, env: dict[str, str]) -> str | None:
+        """Record the run `slot` starts, give it its disk and probe; its working folder."""
+        if self._evidence is None:
+            return None
+        number = len(slot.runs)
+        folder = os.path.join(self._plan.trial_dir, DISKS_FOLDER, slot.name)
+        disk = None if self._disks is None else self._disks.prepare(slot.name, number)
+        if disk is None:
+            os.makedirs(folder, exist_ok=True)
+        kill = self._last_kill_text if number else None
+        run = Run(slot.name, number, disk, os.path.join(folder, f"run-{number}.record"), kill)
+        if kill is not None:
+            run.committed = newest_checkpoint(self._evidence.checkpoint_dir)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(run.record)  # a --output-dir used before
+        if disk is not None:
+            env.update(disk.variables(env))
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (PROBE_FOLDER, env.get("PYTHONPATH")) if p)
+        env["VTRAIN_LOCAL_RECORD"] = run.record
+        env["VTRAIN_LOCAL_WATCH"] = self._evidence.model_dir
+        slot.runs.append(run)
+        self._evidence.runs.append(run)
+        return None if disk is None else disk.work
+
+    def _end_run(self, slot: _Slot) -> None:
+        """What the run that just ended wrote on its disk, said first and last."""
+        if not slot.runs or slot.runs[-1].exit_code is not None:
+            return
+        run = slot.runs[-1]
+        run.exit_code = slot.exit_code if slot.exit_code is not None else -signal.SIGKILL
+        if slot.stream is not None:
+            lines = [*slot.stream.tail, slot.stream.pending]
+            run.tail = [b.decode(errors="replace") for b in lines]
+            run.head = [b.decode(errors="replace") for b in slot.stream.head]
+            if not slot.injected:
+                run.refused = refused_arguments(run.exit_code, lines)
+        if run.disk is not None:
+            with contextlib.suppress(OSError):
+                run.written = run.disk.written()
+
+    def _end_runs(self) -> None:
+        for slot in self._slots.values():
+            self._end_run(slot)
 
     def _step(self) -> None:
         assert self._keeper is not None
@@ -279,7 +387,17 @@ class _Supervisor:
             )
             self._serving.forget(slot.name)
             env[SERVES_FILE] = self._serving.path(slot.name)
-            starts.append((slot.name, self._plan.command_of(slot.replica.role), env))
+            try:
+                cwd = self._new_run(slot, env)
+            except OSError as e:
+                raise LaunchError(
+                    f"cannot prepare {slot.name}'s own disk ({e.strerror or e})",
+                    source="--output-dir",
+                    value=self._plan.output_dir,
+                    expected="a folder this user can write (or --shared-disk)",
+                    hint=hint_for(e),
+                ) from None
+            starts.append((slot.name, self._plan.command_of(slot.replica.role), env, cwd))
         failed: LaunchError | None = None
         for slot, proc in zip(slots, ReplicaProcess.start(self._keeper, starts), strict=True):
             if isinstance(proc, LaunchError):
@@ -310,6 +428,8 @@ class _Supervisor:
         for line in lines:
             self._out.line(stream.name, line)
         stream.tail.extend(lines)
+        if len(stream.head) < HEAD_LINES:
+            stream.head.extend(lines[: HEAD_LINES - len(stream.head)])
         if len(stream.pending) > _CHUNK:  # a replica that never ends its line is still shown
             self._out.line(stream.name, stream.pending)
             stream.pending = b""
@@ -353,6 +473,7 @@ class _Supervisor:
             while self._read(slot.stream):
                 pass
         slot.proc, slot.end, slot.exit_code, slot.term_deadline = None, time.monotonic(), code, None
+        self._end_run(slot)
         self._on_exit(slot, code)
 
     def _on_exit(self, slot: _Slot, code: int) -> None:
@@ -377,11 +498,17 @@ class _Supervisor:
             return
         # A failure, or a replica whose "machine" was killed: the platform restarts it.
         why = "was killed (--kill)" if slot.injected else f"exited with {how}"
+        tail = [] if slot.stream is None else [*slot.stream.tail, slot.stream.pending]
+        if code == 128 + signal.SIGTERM:
+            from vtrain.preemption import committed_step  # only here: it loads `typing`
+
+            step = committed_step(tail)
+            if step is not None:
+                why = f"preempted (SIGTERM): committed step {step}"
         killed = self._last_kill
         if not slot.injected and killed and slot.started and slot.started <= killed[1]:
             why += f", as expected after {killed[0]}'s kill"
         used = self._job_restarts if plan.restart_job else slot.restarts
-        tail = [] if slot.stream is None else [*slot.stream.tail, slot.stream.pending]
         refused = None if slot.injected else refused_arguments(code, tail)
         if refused is not None:
             reason = f"{slot.name}'s script refused its arguments ({refused})"
@@ -415,12 +542,29 @@ class _Supervisor:
         elif plan.restart_job:
             self._out.note(f"{slot.name} {why}; restarting every replica", slot.name)
             self._stop(None, 0, "", then_restart=True)
+        elif (cannot := self._no_lone_restart()) is not None:
+            # What the platform would do (restart it alone) would hang: say so, and end.
+            reason = (
+                f"{slot.name} {why}: {cannot}, so restart the whole job "
+                "(--restart-job-on-worker-restart here, scheduling.restartJobOnWorkerRestart "
+                "on Vertex)"
+            )
+            self._out.note(reason, slot.name)
+            self._stop(FAILED, max(1, shell_status(code)), reason)
         else:
             slot.restarts += 1
             self._out.note(
                 f"{slot.name} {why}; restart {slot.restarts} of {plan.max_restarts}", slot.name
             )
             self._start(slot)
+
+    def _no_lone_restart(self) -> str | None:
+        """Why a replica restarted alone cannot rejoin this job, as its services say; or None."""
+        for name in self._slots:
+            reason = self._serving.job_restarts(name)
+            if reason is not None:
+                return reason
+        return None
 
     def _on_chief_success(self, slot: _Slot) -> None:
         self._outcome = (SUCCEEDED, 0, f"{slot.name} exited 0")
@@ -546,6 +690,7 @@ class _Supervisor:
             slot.name,
         )
         self._last_kill = (slot.name, time.monotonic())
+        self._last_kill_text = str(kill)
         slot.injected = True
         slot.proc.signal(kill.signal)
         if kill.signal == signal.SIGTERM:

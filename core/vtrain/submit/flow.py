@@ -6,6 +6,8 @@ through the table in `vtrain.submit.engines`.
 
 from __future__ import annotations
 
+import sys
+
 from vtrain.errors import UsageError
 from vtrain.submit.delivery import Delivery
 from vtrain.submit.document import JobDocument
@@ -59,4 +61,10 @@ def submit(job: JobDocument, options: JobOptions | None, delivery: Delivery) -> 
     engine = ENGINES[job.platform]
     if delivery.dry_run or engine.send is None:
         return engine.show(job, options, delivery)
-    return engine.send(job, options, delivery)
+    sent = engine.send(job, options, delivery)
+    # What a rehearsal of this very document said (vtrain local run --job): it informs only,
+    # once the job is sent (a refusal stays the one line it is).
+    from vtrain.local.on_record import status
+
+    print(f"vtrain: {status(job.document)}", file=sys.stderr, flush=True)
+    return sent

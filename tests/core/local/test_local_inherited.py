@@ -28,6 +28,8 @@ PLACING = {
     "VTRAIN_OUTPUT_DIR": ["/elsewhere"],  # `vtrain local run`, on each replica
     "VTRAIN_CLUSTER_SOURCE": ["single", "torchrun", "tf_config"],  # a source forced for one job
     "VTRAIN_SERVES_FILE": ["/tmp/vtrain-job-0/ps-0.serves"],  # `vtrain local run`, per replica
+    "VTRAIN_LOCAL_RECORD": ["/out/disks/chief-0/run-0.record"],  # the rehearsal's probe
+    "VTRAIN_LOCAL_WATCH": ["/out/model/"],  # the rehearsal's probe: the model folder
 }
 # What a user sets to configure vtrain, whatever the job: every replica must see it.
 USER_SETTINGS = {

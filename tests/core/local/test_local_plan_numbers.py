@@ -79,7 +79,7 @@ def test_more_replicas_than_descriptors_are_refused_up_front(count: int, flag: s
     try:
         plan = Plan.from_options(PY, **{flag: count})
     except UsageError as e:
-        assert "too many replicas for the file descriptors" in str(e)
+        assert "too many replicas to rehearse on this machine" in str(e)
         assert count > 100
         return
     assert len(plan.replicas()) == count + 1

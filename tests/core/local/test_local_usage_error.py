@@ -49,8 +49,12 @@ def test_a_usage_error_after_a_slow_import_ends_the_job_without_a_restart(
         f"chief-0's script refused its arguments ({error}); not restarting it: "
         "a restart passes the same arguments" in out
     )
-    assert out.rstrip().endswith(
-        f"job failed (exit status 2): chief-0's script refused its arguments ({error})"
+    assert f"job failed (exit status 2): chief-0's script refused its arguments ({error})\n" in out
+    # The verdict ends the rehearsal, and names the same refusal.
+    assert out.endswith(
+        f"verdict: not ready: 1 finding\n  [args] chief-0: refused its arguments ({error}); "
+        "accept the flags the platform passes (--job-dir, the study's parameters): "
+        "declare them, or use parse_known_args()\n"
     )
     assert "restart 1 of" not in out
 

@@ -53,14 +53,14 @@ def xgboost_workers(replicas: Sequence[Replica]) -> dict[str, str]:
     workers = [r for r in replicas if r.role == "worker"]
     if not workers:
         return {}
-    # On Kubeflow each worker has its own host and they share one port. Here they share a
-    # host and each has its own port, so each worker is named by its own loopback address
-    # (127.0.1.N: Linux routes all of 127.0.0.0/8 to lo), with worker 0's reserved port:
-    # distinct (host, port) pairs a worker can bind, as the operator's are.
-    return {
-        "WORKER_ADDRS": ",".join(f"127.0.1.{i + 1}" for i in range(len(workers))),
-        "WORKER_PORT": str(workers[0].port),
-    }
+    # On Kubeflow each worker has its own host and they share one port. Here each worker is
+    # named by its own loopback address (vtrain.local.addresses; where the replicas share
+    # 127.0.0.1, 127.0.1.N: Linux routes all of 127.0.0.0/8 to lo), with worker 0's reserved
+    # port: distinct (host, port) pairs a worker can bind, as the operator's are.
+    hosts = [w.host for w in workers]
+    if len(set(hosts)) < len(hosts):
+        hosts = [f"127.0.1.{i + 1}" for i in range(len(workers))]
+    return {"WORKER_ADDRS": ",".join(hosts), "WORKER_PORT": str(workers[0].port)}
 
 
 def _torch_plugin(plan: Plan, replicas: Sequence[Replica], me: Replica) -> dict[str, str]:

@@ -1,0 +1,133 @@
+"""Each replica's own local disk: a working folder that sees the job's code, a HOME, a TMPDIR.
+
+On Vertex each replica is a machine: what it writes on its local disk is its own,
+and lost with it (a restart is a new machine). Only the platform's shared places,
+the AIP_* folders, /gcs/ and gs://, are seen by every replica and outlive it.
+Here each run of each replica gets ``<trial>/disks/<replica>/run-<N>/`` with
+
+- ``work/``: its working folder, one symbolic link per top-level entry of the
+  folder vtrain runs in (the job's code: imports and reads work), so that what
+  it writes there lands in a folder of its own;
+- ``home/`` (HOME) and ``tmp/`` (TMPDIR).
+
+Links are cheap (one per entry, no copy); the price is that a write *inside* a
+linked folder (``data/out.bin``) still lands in the project. What each run wrote
+is listed after it ends, for the verdict (`vtrain.local.checks`).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+from vtrain.frozen import Frozen
+
+DISKS_FOLDER = "disks"
+
+
+class Disk(Frozen):
+    """One run's local disk: its folder and the working, home and temporary folders in it."""
+
+    __slots__ = ("folder", "work", "home", "tmp")
+    folder: str
+    work: str
+    home: str
+    tmp: str
+
+    def __init__(self, folder: str, work: str, home: str, tmp: str) -> None:
+        self._init_from(locals())
+
+    def variables(self, environ: dict[str, str]) -> dict[str, str]:
+        """HOME, TMPDIR and PWD for this disk (TMP and TEMP too, where `environ` sets them)."""
+        found = {"HOME": self.home, "TMPDIR": self.tmp, "PWD": self.work}
+        for name in ("TMP", "TEMP"):
+            if name in environ:
+                found[name] = self.tmp
+        if "PYTHONUSERBASE" not in environ and "HOME" in environ:
+            # Packages installed with `pip install --user` stay where HOME was: the job's
+            # image has them too, and the rehearsal must import what the job imports.
+            found["PYTHONUSERBASE"] = os.path.join(environ["HOME"], ".local")
+        return found
+
+    def written(self) -> list[str]:
+        """The files this run wrote on its disk, relative to its folder (``work/ckpt/1.pt``)."""
+        found: list[str] = []
+        # scandir's entries know their type: one system call per folder, none per file, and
+        # the links to the code are neither followed nor listed.
+        folders = [""]
+        while folders:
+            rel = folders.pop()
+            try:
+                entries = list(os.scandir(os.path.join(self.folder, rel)))
+            except OSError:
+                continue
+            for entry in entries:
+                path = os.path.join(rel, entry.name)
+                if entry.is_symlink():
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    folders.append(path)
+                else:
+                    found.append(path)
+        return sorted(found)
+
+
+class Disks:
+    """The replicas' disks under `root`, whose working folders see the entries of `project`."""
+
+    def __init__(self, root: str, project: str) -> None:
+        self.root = root
+        self._project = project
+        self._old: str | None = None
+        self._cleaner: threading.Thread | None = None
+        if os.path.lexists(root):
+            # An --output-dir used before: its disks move aside at once (a new machine is
+            # empty), and go while the job runs (`clean`), not before it starts.
+            self._old = f"{root}.old-{os.getpid()}"
+            os.rename(root, self._old)
+        real_root = os.path.realpath(root)
+        entries = []
+        with os.scandir(project) as it:
+            for entry in it:
+                target = os.path.join(project, entry.name)
+                real = os.path.realpath(target)
+                # The entry holding the disks themselves would be a loop (./vtrain-output).
+                if real_root == real or real_root.startswith(real + os.sep):
+                    continue
+                entries.append((entry.name, target))
+        self._entries = sorted(entries)
+
+    def clean(self) -> None:
+        """Remove the previous job's disks in a thread (start it after any fork)."""
+        if self._old is not None and self._cleaner is None:
+            import shutil
+
+            self._cleaner = threading.Thread(
+                target=shutil.rmtree, args=(self._old,), kwargs={"ignore_errors": True}
+            )
+            self._cleaner.start()
+
+    def close(self) -> None:
+        """Wait for the previous job's disks to be gone."""
+        if self._cleaner is not None:
+            self._cleaner.join()
+
+    def prepare(self, name: str, run: int) -> Disk:
+        """A new, empty disk for run `run` of replica `name`, its working folder linked."""
+        folder = os.path.join(self.root, name, f"run-{run}")
+        disk = Disk(
+            folder,
+            os.path.join(folder, "work"),
+            os.path.join(folder, "home"),
+            os.path.join(folder, "tmp"),
+        )
+        if os.path.lexists(folder):  # an --output-dir used before: a new machine is empty
+            import shutil
+
+            shutil.rmtree(folder)
+        os.makedirs(os.path.dirname(folder), exist_ok=True)
+        for path in (folder, disk.work, disk.home, disk.tmp):
+            os.mkdir(path)
+        for entry, target in self._entries:  # a new folder: nothing is in the way
+            os.symlink(target, os.path.join(disk.work, entry))
+        return disk

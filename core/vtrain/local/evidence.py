@@ -1,0 +1,85 @@
+"""What a rehearsal saw of each replica's runs, gathered by the supervisor for the verdict."""
+
+from __future__ import annotations
+
+import os
+
+from vtrain.checkpoints.layout import MARKER, parse_step_folder
+from vtrain.local.disks import Disk
+
+
+class Run:
+    """One run of one replica: where it ran, how it started and ended, what it wrote and said."""
+
+    def __init__(
+        self, name: str, number: int, disk: Disk | None, record: str, after_kill: str | None
+    ) -> None:
+        self.name = name
+        self.number = number
+        self.disk = disk
+        self.record = record
+        """The probe's file (`vtrain.local.probe`): what its Python code wrote, bound, connected."""
+        self.after_kill = after_kill
+        """The --kill this run restarts after (its own or a peer's), e.g. ``worker:0@5:KILL``."""
+        self.committed: int | None = None
+        """The newest committed checkpoint step when it started, or -1 for files of another kind."""
+        self.exit_code: int | None = None
+        self.refused: str | None = None
+        self.head: list[str] = []
+        self.tail: list[str] = []
+        self.written: list[str] = []
+
+    def probed(self) -> list[tuple[str, str]]:
+        """The probe's (kind, value) lines: ``("write", PATH)``, ``("bind", HOST:PORT)``..."""
+        try:
+            with open(self.record, encoding="utf-8", errors="replace") as f:
+                lines = f.read().splitlines()
+        except OSError:
+            return []
+        return [tuple(line.split("\t", 1)) for line in lines if "\t" in line]  # type: ignore[misc]
+
+
+class Evidence:
+    """Every run of every replica, their sockets, and the job's addresses and folders."""
+
+    def __init__(
+        self,
+        hosts: dict[str, str],
+        ports: dict[str, int],
+        separate_hosts: bool,
+        model_dir: str,
+        checkpoint_dir: str,
+        metric_files: dict[str, str],
+        metric_id: str | None,
+    ) -> None:
+        self.hosts = hosts
+        self.ports = ports
+        self.separate_hosts = separate_hosts
+        self.model_dir = model_dir
+        self.checkpoint_dir = checkpoint_dir
+        self.metric_files = metric_files
+        self.metric_id = metric_id
+        self.runs: list[Run] = []
+        self.sockets: set[tuple[str, str, str, str]] = set()
+        self.succeeded = False
+        self.shared_disk = False
+
+
+def newest_checkpoint(folder: str) -> int | None:
+    """The newest committed step under `folder` (vtrain's layout, up to two levels down);
+    -1 when it holds files of another layout; None when it holds nothing."""
+    newest: int | None = None
+    other = False
+    for top, dirs, files in os.walk(folder):
+        depth = os.path.relpath(top, folder).count(os.sep)
+        step = parse_step_folder(os.path.basename(top))
+        if step is not None and MARKER in files:
+            newest = step if newest is None else max(newest, step)
+            dirs[:] = []
+        elif files:
+            other = True
+        if depth >= 2:
+            dirs[:] = []
+    if newest is None and other:
+        return -1
+    return newest

@@ -1,0 +1,142 @@
+"""Separate machines on one: each replica's loopback address, its own disk, its sockets seen."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import socket
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from local_procs import MARK
+
+from vtrain.local import Plan, run_job
+from vtrain.local.addresses import replica_host, separate_hosts
+from vtrain.local.disks import Disks
+from vtrain.local.sockets import _address, sample
+
+
+@given(st.integers(0, 511), st.integers(0, 511))
+def test_replica_hosts_are_distinct_loopback_addresses_clear_of_the_shared_ones(
+    a: int, b: int
+) -> None:
+    host = replica_host(a)
+    assert socket.inet_aton(host)[0] == 127
+    assert host != "127.0.0.1" and not host.startswith("127.0.1.")  # hostname, XGBoost's
+    assert host.rsplit(".", 1)[1] not in ("0", "255")
+    assert (replica_host(b) == host) == (a == b)
+
+
+def test_this_system_gives_each_replica_its_own_address() -> None:
+    assert separate_hosts(3) == ("127.0.0.2", "127.0.0.3", "127.0.0.4")  # Linux routes 127/8
+
+
+@given(st.ip_addresses(v=4), st.integers(0, 65535))
+def test_proc_net_tcp_addresses_read_back(ip: object, port: int) -> None:
+    packed = socket.inet_aton(str(ip))
+    as_proc = f"{struct.unpack('<I', packed)[0]:08X}:{port:04X}"  # little-endian, as the kernel
+    assert _address(as_proc) == f"{ip}:{port}"
+    mapped = "0000000000000000FFFF0000" + as_proc  # an IPv4-mapped address in tcp6
+    assert _address(mapped) == f"{ip}:{port}"
+
+
+SERVER = """
+import socket, sys, time
+s = socket.create_server(("127.0.0.5", 0))
+c = socket.create_connection(s.getsockname())
+print(s.getsockname()[1], flush=True)
+time.sleep(30)
+"""
+
+
+def test_the_sampler_sees_what_a_replica_session_listens_on_and_connects_to() -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SERVER], stdout=subprocess.PIPE, text=True, start_new_session=True
+    )
+    try:
+        assert proc.stdout is not None
+        port = int(proc.stdout.readline())
+        found = sample({proc.pid: "worker-0"})
+        assert ("worker-0", "listen", f"127.0.0.5:{port}", "0.0.0.0:0") in found
+        connects = [s for s in found if s[1] == "connect" and s[3] == f"127.0.0.5:{port}"]
+        assert connects and connects[0][0] == "worker-0"
+        assert sample({proc.pid + 10_000_000: "nobody"}) == set()
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_a_disk_sees_the_code_and_lists_only_what_its_run_wrote(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    (project / "pkg").mkdir(parents=True)
+    (project / "train.py").write_text("print('hi')\n")
+    out = project / "vtrain-output" / "local" / "j"
+    disk = Disks(str(out / "disks"), str(project)).prepare("worker-0", 1)
+    work = Path(disk.work)
+    assert disk.folder == str(out / "disks" / "worker-0" / "run-1")
+    # The code is there; the folder holding the disks is not (it would be a loop).
+    assert sorted(os.listdir(work)) == ["pkg", "train.py"]
+    assert (work / "train.py").read_text() == "print('hi')\n"
+    (work / "ckpt").mkdir()
+    (work / "ckpt" / "1.pt").write_bytes(b"w")
+    (Path(disk.tmp) / "scratch").write_text("x")
+    assert disk.written() == ["tmp/scratch", "work/ckpt/1.pt"]
+    env = disk.variables({"HOME": "/home/me"})
+    assert env == {"HOME": disk.home, "TMPDIR": disk.tmp, "PWD": disk.work,
+                   "PYTHONUSERBASE": "/home/me/.local"}  # fmt: skip
+
+
+WHERE = (
+    "import json, os, tempfile; print('where ' + json.dumps([os.getcwd(), os.environ['HOME'], "
+    "tempfile.gettempdir(), os.environ['MASTER_ADDR']]))"
+)
+
+
+def _where(stream: str) -> dict[str, list[str]]:
+    return {
+        m[1]: json.loads(m[2]) for m in re.finditer(r"^(\S+) +\| where (.*)$", stream, re.MULTILINE)
+    }
+
+
+def test_shared_disk_and_a_refused_address_run_as_before_and_say_so(
+    tmp_path: Path, mark: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A system that refuses 127.0.0.2 (macOS): every replica shares 127.0.0.1, with a note.
+    monkeypatch.setattr("vtrain.local.supervisor.separate_hosts", lambda count: None)
+    plan = Plan.from_options([sys.executable, "-c", WHERE], workers=1,
+                             output_dir=str(tmp_path / "job"), shared_disk=True)  # fmt: skip
+    stream = io.StringIO()
+    result = run_job(plan, stream=stream, environ={**os.environ, MARK: mark, "HOME": "/h"})
+    shown = stream.getvalue()
+    assert result.status == 0, shown
+    where = _where(shown)
+    assert where["chief-0"][0] == where["worker-0"][0] == os.getcwd()  # one disk: ours
+    assert where["chief-0"][1] == where["worker-0"][1] == "/h"
+    assert where["chief-0"][3] == where["worker-0"][3] == "127.0.0.1"
+    assert "note: this system refuses loopback addresses other than 127.0.0.1" in shown
+    assert result.verdict is not None  # the script saves no model: the one finding
+    assert [(f.check, f.replica) for f in result.verdict.findings] == [("leader", "chief-0")]
+    assert [n.split(":")[0] for n in result.verdict.notes] == ["this system refuses loopback "
+                                                               "addresses other than 127.0.0.1",
+                                                               "--shared-disk"]  # fmt: skip
+
+
+def test_each_run_gets_a_new_disk_and_its_own_address(tmp_path: Path, mark: str) -> None:
+    plan = Plan.from_options([sys.executable, "-c", WHERE], workers=1,
+                             output_dir=str(tmp_path / "job"))  # fmt: skip
+    stream = io.StringIO()
+    result = run_job(plan, stream=stream, environ={**os.environ, MARK: mark})
+    shown = stream.getvalue()
+    assert result.status == 0, shown
+    where = _where(shown)
+    for name in ("chief-0", "worker-0"):
+        disk = tmp_path / "job" / "disks" / name / "run-0"
+        assert where[name][:3] == [str(disk / "work"), str(disk / "home"), str(disk / "tmp")]
+        assert where[name][3] == "127.0.0.2"  # MASTER_ADDR: the chief's own address
