@@ -38,6 +38,28 @@ DEFAULT_GRACE = 25.0
 """Seconds to finish after the signal: under the 30 s platforms wait before SIGKILL."""
 
 Handler = Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
+COMMITTED = "vtrain: preempted (SIGTERM): committed step "
+"""How the line starts that a replica prints once its SIGTERM save is committed.
+
+`vtrain local run` reads the step from it for the job's summary."""
+
+
+def committed_line(step: int, detail: str = "") -> str:
+    """The line to print once the SIGTERM save of `step` is committed (detail: where, how long)."""
+    return f"{COMMITTED}{step}" + (f" {detail}" if detail else "")
+
+
+def committed_step(lines: Iterable[bytes]) -> int | None:
+    """The step of the last `committed_line` among a replica's output lines, or None."""
+    marker = COMMITTED.encode()
+    found = None
+    for line in lines:
+        at = line.find(marker)
+        if at >= 0:
+            digits = line[at + len(marker) :].split(b" ", 1)[0]
+            if digits.isdigit():
+                found = int(digits)
+    return found
 
 
 class PreemptionHandler:
@@ -121,11 +143,12 @@ class PreemptionHandler:
         """Leave now with the exit status the platform expects after a preemption.
 
         A checkpoint still being saved in the background is waited for first,
-        within what is left of the grace budget.
+        within what is left of the grace budget; a failed one is printed, and the
+        status stays this one (the platform restarts the replica either way).
         """
-        from vtrain.checkpoints.background import wait_all
+        from vtrain.checkpoints.background import settle
 
-        wait_all(self.time_left())
+        settle(self.time_left(), status=self.exit_status)
         sys.stdout.flush()
         sys.stderr.flush()
         raise SystemExit(self.exit_status)

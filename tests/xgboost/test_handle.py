@@ -318,7 +318,7 @@ def test_two_trainers_speak_the_common_words_from_the_environment_they_were_give
 @pytest.mark.parametrize(
     ("host", "problem"),
     [
-        ("127.0.0.1", "nothing listens there yet"),
+        ("127.0.0.1", r"no answer \(Connection refused\)"),
         # A platform publishes a replica's name only once it runs: until then it does not resolve.
         ("vtrain-nowhere.invalid", r"the name does not resolve \(.+\)"),
     ],

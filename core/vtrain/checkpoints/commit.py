@@ -35,6 +35,7 @@ from vtrain.errors import CheckpointError
 from vtrain.storage.files import fsync_dir, os_errors, walk_files
 from vtrain.storage.local import LocalLocation
 from vtrain.storage.location import Location
+from vtrain.storage.staging import staging_prefix
 
 
 def save_step(location: Location, step: int, payload: Payload, *, fresh: bool = False) -> Manifest:
@@ -228,5 +229,6 @@ def _upload_written(target: Location, payload: Payload, where: str) -> list[File
         return put_paths(target, payload.staged, walk_files(payload.staged))
     import tempfile  # here, not at the top: `import vtrain` stays light
 
-    with tempfile.TemporaryDirectory(prefix="vtrain-save-") as tmp:
+    # Named for this process: a kill leaves it behind, and the next start removes it.
+    with tempfile.TemporaryDirectory(prefix=staging_prefix("save")) as tmp:
         return put_paths(target, tmp, call_writer(payload, tmp, where))

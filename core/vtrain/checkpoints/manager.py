@@ -17,12 +17,14 @@ from vtrain.checkpoints.layout import (
     parse_step_folder,
     step_folder,
 )
+from vtrain.checkpoints.lease import Lease, hold, identity
 from vtrain.checkpoints.manifest import Manifest
 from vtrain.checkpoints.payload import Payload, PayloadLike, as_payload
 from vtrain.checkpoints.restore import committed_manifest, load, read_manifest, step_candidates
-from vtrain.errors import CheckpointError, UsageError, VtrainError
+from vtrain.errors import CheckpointError, UsageError
 from vtrain.storage.location import Location
 from vtrain.storage.opener import open_location
+from vtrain.storage.staging import remove_stale_staging
 
 TRIAL_PREFIX = "trial-"
 
@@ -63,7 +65,9 @@ class CheckpointManager:
     `is_leader` defaults from the cluster); any other replica saves
     into a private temporary folder, or `private_directory`, and reads the
     leader's. `keep=N` keeps the newest N committed steps, plus every step that is
-    a multiple of `keep_every`; None keeps them all.
+    a multiple of `keep_every`; None keeps them all. `resume_from` names another
+    job's checkpoint folder that `restore()` reads while this one has no committed
+    step (VTRAIN_RESUME_FROM: a new job that continues an old one).
     """
 
     def __init__(
@@ -79,6 +83,7 @@ class CheckpointManager:
         private_directory: str | os.PathLike[str] | None = None,
         per_trial: bool = True,
         client: Any = None,
+        resume_from: str | os.PathLike[str] | None = None,
     ) -> None:
         env = os.environ if environ is None else environ
         self.keep = _check_count(keep, "keep")
@@ -94,8 +99,11 @@ class CheckpointManager:
         trial = info.trial_id  # checked, from CLUSTER_SPEC/TF_CONFIG or CLOUD_ML_TRIAL_ID
         if directory is None:
             from vtrain.context import RunContext
+            from vtrain.variables import RESUME_FROM
 
             folder = RunContext.from_env(env, trial_id=trial).checkpoint_dir
+            if resume_from is None:
+                resume_from = env.get(RESUME_FROM) or None
         else:
             folder = os.fspath(directory)
             # The platform's own folder is already one per trial; any other would be shared.
@@ -107,8 +115,12 @@ class CheckpointManager:
             "environ": env,
             "client": client,
         }
+        self._identity = identity(env, info.role, info.index)
+        self._lease: Lease | None = None
         self.is_leader = bool(is_leader)
         self.location: Location = open_location(folder, **self._options)
+        self.resume_from = None if resume_from is None else os.fspath(resume_from)
+        """Another job's checkpoint folder, only read: `restore()` falls back to it."""
         self._private = None if private_directory is None else os.fspath(private_directory)
         self._writer: Location | None = self.location if self.is_leader else None
         self._cleaned = False
@@ -172,6 +184,7 @@ class CheckpointManager:
         where = f"{location.uri}: save"
         step = check_step(step, where)
         content = as_payload(payload, f"{location.uri}: step {step}")
+        self._hold(location)
         if not self._cleaned:
             self.cleanup()
         uri = location.join(step_folder(step)).uri
@@ -182,7 +195,16 @@ class CheckpointManager:
             self._pending = PendingSave(step, uri, lambda: self._commit(location, step, staged))
         return uri
 
+    def _hold(self, location: Location) -> None:
+        """Hold the write location's lease (see `lease`), or raise naming who holds it."""
+        if location is not self.location and self._private is None:
+            return  # a temporary folder this process made for itself: no one else writes it
+        if self._lease is None:
+            self._lease = hold(location, self, *self._identity)
+        self._lease.check()
+
     def _commit(self, location: Location, step: int, content: Payload) -> None:
+        self._hold(location)  # a lease lost while this save waited is not written through
         if step in self._damaged and location.path is not None:
             self._set_aside(location, step)
         fresh = step not in self._present and step not in self._damaged
@@ -208,17 +230,10 @@ class CheckpointManager:
         if not pending.join(timeout):
             return False
         self._pending = None
-        e = pending.error
-        if e is None:
+        failure = pending.failure()
+        if failure is None:
             return True
-        problem = f"the background save of step {pending.step} failed: {e}"
-        if isinstance(e, VtrainError):
-            problem = f"the background save of step {pending.step} failed: {e.problem}"
-        raise CheckpointError(
-            problem,
-            source=pending.uri,
-            hint="that step was not committed; the steps committed before it are intact",
-        ) from e
+        raise failure from pending.error
 
     def close(self) -> None:
         """Wait for a pending save (raising its failure) and free the staging buffers that
@@ -305,10 +320,28 @@ class CheckpointManager:
                 expected="at least one intact step",
                 hint="the warnings above name each damaged file",
             )
+        if self.resume_from is not None:
+            # A new job that continues an old one: until it commits a step of its own it
+            # starts from the old job's newest. Read as a non-leader: nothing is written there.
+            other = CheckpointManager(self.resume_from, is_leader=False, per_trial=False,
+                                      **self._options)  # fmt: skip
+            older = other.restore(into=into)
+            if older is None:
+                # Asked to continue and nothing to continue from: a typo, not a fresh start.
+                raise CheckpointError(
+                    "no committed step to continue from",
+                    source=self.resume_from,
+                    expected="the checkpoint folder of a job that committed a step",
+                    hint="VTRAIN_RESUME_FROM (--resume-from) names it: the old job's "
+                    "AIP_CHECKPOINT_DIR",
+                )
+            return older
         return None
 
     def cleanup(self) -> list[str]:
         """Remove what interrupted saves and deletes left in this replica's folder; list it.
+
+        The local staging folders of a process that is gone are removed as well.
 
         A step folder that cannot be an interrupted save (a marker that is there
         but damaged; on a local disk, where steps appear by rename, any step
@@ -317,6 +350,9 @@ class CheckpointManager:
         """
         self.wait()
         location = self.write_location
+        self._hold(location)
+        # Local copies that saves and restores of a killed process left in the temporary folder.
+        remove_stale_staging()
         removed = []
         self._present.clear()
         self._damaged.clear()

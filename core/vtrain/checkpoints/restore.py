@@ -14,6 +14,7 @@ from vtrain.checkpoints.streams import MAP_MIN, file_crc, map_verified, mismatch
 from vtrain.checkpoints.transfer import get_buffers, get_folder
 from vtrain.errors import CheckpointError, StorageError
 from vtrain.storage.location import Location
+from vtrain.storage.staging import make_staging
 
 
 def step_candidates(location: Location) -> list[int]:
@@ -114,10 +115,8 @@ def load(location: Location, manifest: Manifest, *, into: str | None = None) -> 
         else:
             # FUSE and gs:// copy to local disk once, checking as they go, rather than
             # verifying through the mount and then having the framework download it again.
-            import tempfile  # here, not at the top: `import vtrain` stays light
-
             temporary = into is None
-            directory = into or tempfile.mkdtemp(prefix=f"vtrain-restore-{manifest.step}-")
+            directory = into or make_staging("restore")
             get_folder(data, manifest, directory, where, copied)
     except BaseException as e:
         if temporary and directory is not None:

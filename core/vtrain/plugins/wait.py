@@ -8,19 +8,28 @@ XGBoost fails after a short window. So a replica waits here, for as long as
 framework's own connect), says every so often what it waits for, and fails at
 the deadline with a message that names what it waited for and where that
 address came from.
+
+The deadline bounds the whole wait, whatever answers on the peer's port: each
+try is short (a probe that reads the peer's first words, `reply_probe`, gives
+up on a listener that says nothing), and a framework call that can block past
+the deadline in C code runs under `watchdog`. A message never claims "within
+10 s" for a wait that took longer.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import socket
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import timedelta
 
 from vtrain.cluster.fields import MAX_PORT, is_host, natural
-from vtrain.errors import LaunchError
+from vtrain.errors import LaunchError, VtrainError, shown
 
 DEFAULT_WAIT = timedelta(minutes=30)
 """How long a replica waits for a peer: platforms start replicas minutes apart, and a
@@ -48,6 +57,11 @@ class Backoff:
             pause = min(pause * self.factor, self.most)
 
 
+WATCHDOG_GRACE = 3.0
+"""Seconds past the deadline a framework call under `watchdog` is given: where the framework
+has a timeout of its own at the same deadline (XGBoost's tracker), its error, which says
+more, comes first, also to the other replicas, whose clocks started a moment apart."""
+
 STEADY = Backoff(first=0.05, most=0.05, factor=1.0)
 """For a service every worker waits for at its start: a second lost after it is up is a
 second of every job's start, so it is tried every 50 ms, not after a growing pause."""
@@ -64,6 +78,47 @@ def tcp_probe(host: str, port: int, timeout: float = 1.0) -> Probe:
             return f"the name does not resolve ({e.strerror})"
         except OSError as e:
             return f"no answer ({e.strerror or e})"
+
+    return probe
+
+
+def reply_probe(
+    host: str,
+    port: int,
+    judge: Callable[[bytes], str | None],
+    *,
+    size: int,
+    timeout: float = 2.0,
+) -> Probe:
+    """A probe that connects to host:port and reads what the peer says first (up to `size`
+    bytes, or a line); `judge` returns None when that is the framework's peer, else why not.
+
+    An accepted connection proves only that something listens: another program on the
+    port accepts and then says nothing, and a framework's own connect would wait on it
+    without end. Here that costs one try of `timeout` seconds, and the wait goes on.
+    """
+
+    def probe() -> str | None:
+        try:
+            conn = socket.create_connection((host, port), timeout=timeout)
+        except socket.gaierror as e:
+            return f"the name does not resolve ({e.strerror})"
+        except OSError as e:
+            return f"no answer ({e.strerror or e})"
+        data = b""
+        with conn:
+            try:
+                while len(data) < size and b"\n" not in data:
+                    chunk = conn.recv(size - len(data))
+                    if not chunk:
+                        break
+                    data += chunk
+            except TimeoutError:
+                if not data:
+                    return f"something listens there but said nothing in {_duration(timeout)}"
+            except OSError as e:
+                return f"the connection broke ({e.strerror or e})"
+        return judge(data)
 
     return probe
 
@@ -119,7 +174,7 @@ def wait_for(
             return now - start
         if now - start + pause > limit:
             raise LaunchError(
-                f"{what} {failed} within {_duration(limit)}: {problem}",
+                f"{what} {failed} {_within(limit, now - start)}: {problem}",
                 source=source,
                 value=address,
                 hint=hint
@@ -136,8 +191,50 @@ def wait_for(
     raise AssertionError("unreachable: pauses() never ends")
 
 
+def _within(limit: float, spent: float) -> str:
+    """ "within 10 s"; and the time really spent, where one try ran well past the deadline."""
+    if spent <= limit + max(1.0, 0.1 * limit):
+        return f"within {_duration(limit)}"
+    spent_text = _duration(spent)
+    return f"within {_duration(limit)} (it gave up after {spent_text}: a try ran past the deadline)"
+
+
 def _stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
+
+
+@contextlib.contextmanager
+def watchdog(seconds: float, error: Callable[[float], VtrainError]) -> Iterator[None]:
+    """Run the block; should it still run after `seconds`, end the process (exit status 1)
+    with `error(seconds spent)` as one line on stderr.
+
+    For a framework call that blocks in C code and has no timeout of its own for this
+    (XGBoost's collective init, ps-lite's registration, once something answers on the
+    peer's port): no exception can reach a thread stuck there, so the deadline ends the
+    process, as a platform would end a replica that hangs, and says why.
+    """
+    start = time.monotonic()
+    lock = threading.Lock()
+    finished: list[bool] = []
+
+    def expire() -> None:
+        with lock:
+            if finished:
+                return  # the block returned as the time ran out
+            prog = os.path.basename(sys.argv[0]) or "python"
+            with contextlib.suppress(Exception):
+                _stderr(f"{prog}: error: {shown(error(time.monotonic() - start))}")
+            os._exit(1)
+
+    timer = threading.Timer(max(0.0, seconds), expire)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        with lock:
+            finished.append(True)
+        timer.cancel()
 
 
 def wait_for_chief(

@@ -1,8 +1,8 @@
 """Where this replica meets the others: the tracker's address, its task id, the world's size.
 
 Pure arithmetic on a `ClusterInfo`; no XGBoost. The chief hosts XGBoost's
-tracker on its own address from the cluster (the one port every platform opens
-for it); every trainer enters the collective there. The tracker ranks workers by
+tracker, reached through its own address from the cluster (that port names the
+tracker's, see `tracker`); every trainer enters the collective there. The tracker ranks workers by
 sorting their task ids as strings, so each id is the vtrain rank, zero-padded to
 one width: "02" sorts before "10" where "2" would not, and tracker rank then
 equals platform rank, which fixes each replica's shard of the data.

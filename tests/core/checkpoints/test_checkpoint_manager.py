@@ -11,6 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 from vtrain.checkpoints import CheckpointManager
+from vtrain.checkpoints.lease import LEASE
 from vtrain.errors import CheckpointError, UsageError
 from vtrain.storage import open_location
 
@@ -65,7 +66,8 @@ def test_steps_are_sorted_and_zero_padded(medium) -> None:
         m.save(step, str(step).encode())
     assert m.steps() == [0, 2, 10, 100] and m.latest_step() == 100
     names = open_location(medium.uri, **medium.options).list()
-    assert names == sorted(names) == [f"step-{s:012d}" for s in (0, 2, 10, 100)]
+    # The writer's lease is there while `m` lives (see test_checkpoint_lease.py).
+    assert names == sorted(names) == [LEASE] + [f"step-{s:012d}" for s in (0, 2, 10, 100)]
     assert bytes(m.restore(2).data) == b"2"  # type: ignore[union-attr]
 
 
@@ -117,7 +119,7 @@ def test_uncommitted_leftovers_are_ignored_then_cleaned(medium) -> None:
     removed = manager(medium).cleanup()
     expected = [".tmp-step-000000000003-abcdef", "step-000000000001/data-ffeeddccbbaa9988"]
     assert sorted(removed) == sorted(expected + ["step-000000000002"] * (medium.name != "local"))
-    assert loc.list() == ["notes.txt", "step-000000000001"]
+    assert loc.list() == [LEASE, "notes.txt", "step-000000000001"]  # `m` still holds the folder
 
 
 def test_a_damaged_marker_is_reported_and_kept(medium) -> None:
@@ -164,7 +166,7 @@ def test_first_save_cleans_up(medium) -> None:
     else:
         loc.write_bytes("step-000000000009/data-00112233445566ff/data", b"partial")
     manager(medium).save(10, b"ten")
-    assert loc.list() == ["step-000000000010"]
+    assert [n for n in loc.list() if n != LEASE] == ["step-000000000010"]
 
 
 def test_a_worker_writes_privately_and_reads_the_chiefs(medium, tmp_path: Path) -> None:
@@ -173,7 +175,7 @@ def test_a_worker_writes_privately_and_reads_the_chiefs(medium, tmp_path: Path) 
     worker = manager(medium, is_leader=False, private_directory=str(tmp_path / "private"))
     worker.save(5, b"worker's")
     assert worker.steps() == [4] and bytes(worker.restore().data) == b"chief's"  # type: ignore[union-attr]
-    assert os.listdir(tmp_path / "private") == ["step-000000000005"]
+    assert sorted(os.listdir(tmp_path / "private")) == [LEASE, "step-000000000005"]
     assert chief.steps() == [4]
 
 

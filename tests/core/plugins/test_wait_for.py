@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import socket
+import subprocess
+import sys
 import threading
 import time
 from datetime import timedelta
@@ -10,7 +12,7 @@ from datetime import timedelta
 import pytest
 
 from vtrain import LaunchError
-from vtrain.plugins.wait import STEADY, Backoff, name_probe, tcp_probe, wait_for
+from vtrain.plugins.wait import STEADY, Backoff, name_probe, reply_probe, tcp_probe, wait_for
 
 
 def listening_later(delay: float) -> tuple[int, threading.Thread]:
@@ -117,3 +119,115 @@ def test_backoff_grows_to_its_ceiling_and_steady_does_not() -> None:
     assert [round(next(pauses), 3) for _ in range(5)] == [0.1, 0.2, 0.4, 0.5, 0.5]
     steady = STEADY.pauses()
     assert {next(steady) for _ in range(5)} == {0.05}
+
+
+class Listener:
+    """A real socket on 127.0.0.1 that accepts each connection and sends `first` (maybe nothing)."""
+
+    def __init__(self, first: bytes | None) -> None:
+        self.server = socket.socket()
+        self.server.bind(("127.0.0.1", 0))
+        self.server.listen(8)
+        self.port = int(self.server.getsockname()[1])
+        self.first = first
+        self.held: list[socket.socket] = []
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.server.accept()
+            except OSError:
+                return
+            if self.first is None:
+                conn.close()  # hangs up without a word
+            else:
+                self.held.append(conn)
+                conn.sendall(self.first)
+
+    def close(self) -> None:
+        self.server.shutdown(socket.SHUT_RDWR)  # wakes the accept: the port stops listening
+        self.server.close()
+        for conn in self.held:
+            conn.close()
+
+
+def _judge(first: bytes) -> str | None:
+    return None if first == b"hello 42\n" else f"said {first!r}"
+
+
+@pytest.mark.parametrize(
+    ("first", "problem"),
+    [
+        (b"hello 42\n", None),
+        (b"", "something listens there but said nothing in 0.3 s"),  # accepts, then silence
+        (b"HTTP/1.1 400\r\n", r"said b'HTTP/1.1 400\r\n'"),
+        (None, "said b''"),
+    ],
+    ids=["the-peer", "silent", "another-program", "hangs-up"],
+)
+def test_the_reply_probe_takes_only_the_peer_that_speaks(first: bytes | None, problem: str) -> None:
+    listener = Listener(first)
+    try:
+        probe = reply_probe("127.0.0.1", listener.port, _judge, size=64, timeout=0.3)
+        assert probe() == problem
+    finally:
+        listener.close()
+    assert probe() == "no answer (Connection refused)"  # nothing listens any more
+
+
+def test_a_silent_listener_cannot_stretch_the_wait_and_the_message_says_the_time_spent() -> None:
+    listener = Listener(b"")
+    try:
+        start = time.monotonic()
+        with pytest.raises(LaunchError) as caught:
+            wait_for(
+                reply_probe("127.0.0.1", listener.port, _judge, size=64, timeout=0.3),
+                what="the chief",
+                address=f"127.0.0.1:{listener.port}",
+                source="S",
+                deadline=timedelta(seconds=1),
+                say=lambda line: None,
+            )
+        spent = time.monotonic() - start
+    finally:
+        listener.close()
+    assert "did not answer within 1 s" in str(caught.value)
+    assert "something listens there but said nothing in 0.3 s" in str(caught.value)
+    assert spent < 30  # bounded: not a timing check, the old code never returned
+
+    def slow() -> str | None:
+        time.sleep(2.5)  # one try that runs far past the deadline
+        return "still nothing"
+
+    with pytest.raises(LaunchError, match=r"within 0\.5 s \(it gave up after 2\.\d+ s: a try ran "
+                       r"past the deadline\): still nothing"):  # fmt: skip
+        wait_for(slow, what="x", address="a", source="S", deadline=timedelta(seconds=0.5))
+
+
+WATCHED = """
+import sys, time
+from vtrain.errors import LaunchError
+from vtrain.plugins.wait import watchdog
+
+def error(spent):
+    return LaunchError(f"the framework's join did not return within 0.3 s", source="TEST")
+
+with watchdog(5.0, error):
+    time.sleep(0.1)  # returns in time: nothing happens
+print("first block done", flush=True)
+with watchdog(0.3, error):
+    time.sleep(30)  # as a framework stuck in C code: no exception can reach it
+print("never printed")
+"""
+
+
+def test_the_watchdog_ends_a_process_stuck_past_its_deadline_with_one_line() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", WATCHED], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 1
+    assert done.stdout == "first block done\n"
+    assert done.stderr == ("-c: error: TEST: the framework's join did not return within 0.3 s\n"), (
+        done.stderr
+    )
