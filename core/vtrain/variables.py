@@ -21,6 +21,11 @@ SERVES_FILE = "VTRAIN_SERVES_FILE"
 """Set by `vtrain local run` per replica: the file a serving replica creates to say it serves."""
 PLACEMENT_VARIABLES = frozenset({LEADER, LOCAL_LAUNCH, SERVES_FILE})
 
+# Chosen by whoever starts the job, the same on every replica: not a placement variable.
+RESUME_FROM = "VTRAIN_RESUME_FROM"
+"""Another job's checkpoint folder (its AIP_CHECKPOINT_DIR): a job that has committed no step
+of its own resumes from that job's newest; it is only read. Set by `--resume-from`."""
+
 # Trial and job ids become folder names; anything that could climb out of the base is refused.
 _FOLDER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 

@@ -176,6 +176,12 @@ def add_job_arguments(p: argparse.ArgumentParser, frameworks: tuple[str, ...]) -
         help="with --flex-start: how long to queue (maxWaitDuration; Vertex's default 24h)",
     )  # fmt: skip
     job.add_argument("--env", action="append", default=[], metavar="K=V")
+    job.add_argument(
+        "--resume-from", metavar="CHECKPOINT_DIR",
+        help="continue an old job: until this job commits a step of its own, it resumes from "
+        "the newest committed step in CHECKPOINT_DIR (the old job's gs://.../checkpoints), "
+        "given to every replica as VTRAIN_RESUME_FROM; the old folder is only read",
+    )  # fmt: skip
     job.add_argument("--label", action="append", default=[], metavar="K=V")
     job.add_argument(
         "--study", metavar="STUDY.yaml",
@@ -292,6 +298,7 @@ def job_options(args: argparse.Namespace) -> JobOptions:
         python_module=args.python_module,
         executor_image=args.executor_image,
         staging=args.staging,
+        resume_from=args.resume_from,
     )
 
 

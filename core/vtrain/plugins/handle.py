@@ -177,7 +177,10 @@ class Handle:
 
     @functools.cached_property
     def checkpoints(self) -> CheckpointManager:
-        """The job's CheckpointManager: the leader writes AIP_CHECKPOINT_DIR (one per trial)."""
+        """The job's CheckpointManager: the leader writes AIP_CHECKPOINT_DIR (one per trial).
+
+        Until the job commits a step its `restore()` reads VTRAIN_RESUME_FROM's, where set.
+        """
         return self.checkpoint_manager()
 
     def checkpoint_manager(
@@ -196,15 +199,21 @@ class Handle:
             manager: CheckpointManager = self.__dict__["checkpoints"]
         else:
             from vtrain.checkpoints import CheckpointManager
+            from vtrain.variables import RESUME_FROM
 
             folder = directory
             if folder is None and self.checkpoint_subfolder is not None:
                 folder = os.path.join(self.context.checkpoint_dir, self.checkpoint_subfolder)
+            # The job's own folder only: an old job's steps are no other folder's start.
+            older = (self.environ.get(RESUME_FROM) or None) if directory is None else None
+            if older is not None and self.checkpoint_subfolder is not None:
+                older = older.rstrip("/") + "/" + self.checkpoint_subfolder
             manager = CheckpointManager(
                 folder,
                 is_leader=self.is_leader,
                 environ=self.environ,
                 per_trial=directory is not None,
+                resume_from=older,
             )
             if directory is None:
                 self.__dict__["checkpoints"] = manager  # the cached property's own slot

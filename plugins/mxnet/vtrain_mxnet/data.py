@@ -48,6 +48,27 @@ def check_batching(batch_size: object, last_batch: object) -> tuple[int, str]:
     return batch_size, last_batch
 
 
+def epochs_of(stream: Any) -> Callable[[], Iterator[dict[str, Any]]]:
+    """`RecordIter`'s opener over a `vtrain.data.Stream`: the stream as it stands, then on
+    each reset after a record was read, its next epoch (the whole split dealt again)."""
+    read = [False]
+
+    def records() -> Iterator[dict[str, Any]]:
+        for record in stream:  # one at a time: the stream's position is what was taken
+            read[0] = True
+            yield record
+
+    def open_records() -> Iterator[dict[str, Any]]:
+        # A reset before any record (a loop that resets at each epoch's start) keeps a
+        # resumed epoch's place; only a reset after reading moves on.
+        if read[0]:
+            stream.next_epoch()
+            read[0] = False
+        return records()
+
+    return open_records
+
+
 def _number(record: dict[str, Any], column: str, index: int) -> float:
     value = record.get(column)
     if value is None or value == "":

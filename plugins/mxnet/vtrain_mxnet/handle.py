@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+import sys
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
@@ -123,19 +124,80 @@ class MXNetHandle(Handle):
             last_batch=last_batch,
         )
 
+    def stream(
+        self,
+        split: str = "training",
+        *,
+        resume: Resumed | Mapping[str, Any] | None = None,
+        **options: Any,
+    ) -> Any:
+        """This worker's records of `split`, epoch after epoch, positioned where `resume` stood.
+
+        As the PyTorch handle's: `resume` is what `resume()` returned or a merged
+        position; what was left of its epoch is dealt among this job's workers, however
+        many saved it. `options` are `vtrain.data.stream`'s. `stream_iter` batches it.
+        """
+        from vtrain.data import stream
+
+        position = resume.data if isinstance(resume, Resumed) else resume
+        rank, world_size = (None, None) if self.rank is None else (self.rank, self.world_size)
+        made = stream(split, rank=rank, world_size=world_size, resume=position,
+                      environ=self.environ, **options)  # fmt: skip
+        if self.is_leader and isinstance(resume, Resumed) and resume:
+            from vtrain_mxnet.state import describe
+
+            print(describe(resume.done, position, made.world_size), file=sys.stderr, flush=True)
+        return made
+
+    def stream_iter(
+        self,
+        stream: Any,
+        *,
+        data: Sequence[str],
+        label: str | None,
+        batch_size: int,
+        last_batch: str = "pad",
+    ) -> Any:
+        """An mx.io.DataIter of `stream`'s batches; its `reset()` starts the stream's next epoch.
+
+        Each batch takes exactly `batch_size` records from the stream, so a save
+        after a batch's step holds the position after that batch. A `reset()`
+        before the epoch's first batch keeps the place: a loop may reset at each
+        epoch's start or at its end.
+        """
+        from vtrain_mxnet.data import RecordIter, check_batching, check_columns, epochs_of
+
+        check_columns(data, label)
+        check_batching(batch_size, last_batch)
+        return RecordIter(epochs_of(stream), data=data, label=label, batch_size=batch_size,
+                          last_batch=last_batch)  # fmt: skip
+
     def save_checkpoint(
-        self, epoch: int, net: Any, trainer: Any = None, *, blocking: bool = False
+        self,
+        epoch: int,
+        net: Any,
+        trainer: Any = None,
+        *,
+        blocking: bool = False,
+        data: Any = None,
     ) -> str | None:
         """Commit the net's parameters and the trainer's states as `epoch` (epochs done).
 
         Only the leader writes; it returns the step folder there, None elsewhere.
         The arrays are written out before it returns; the sync (or upload) and
         the commit run in the background unless `blocking`, and the next save,
-        `close()` and the end of the script wait for them.
+        `close()` and the end of the script wait for them. With `data` (the stream
+        trained on) every worker's position is committed too, so every worker must
+        call it at the same `epoch` (a count of saves: mid-epoch saves count too).
         """
-        from vtrain_mxnet.state import GluonState
+        from vtrain_mxnet.state import GluonState, gather
 
-        return GluonState(self.checkpoints).save(epoch, net, trainer, blocking=blocking)
+        position = None
+        if data is not None:
+            rank, world_size = self._place("save_checkpoint(data=)")
+            position = gather(self.checkpoints, epoch, data, rank, world_size, self.barrier)
+        state = GluonState(self.checkpoints)
+        return state.save(epoch, net, trainer, blocking=blocking, position=position)
 
     def resume(self, net: Any, trainer: Any = None) -> Resumed:
         """Load the newest committed checkpoint into net and trainer; `done`: its epochs.

@@ -5,21 +5,107 @@ epoch on start, so all resume from the same state. A save is committed or
 absent, never half there: a replica killed mid-save restarts from the epoch
 before. Under dist_async the optimizer runs on the servers, which MXNet
 cannot save: the parameters alone are kept then.
+
+With `data` (the stream trained on) every worker's position goes into the same
+commit. MXNet's kvstore gathers no objects, so each worker writes its own part
+beside the steps (`PARTS`), all meet at the kvstore's barrier, and the leader
+merges the parts into the step it commits, then removes them. The parameters
+and trainer states are whole on every worker under dist_sync, so a commit can
+be resumed by any number of workers: the servers of the new job start from the
+workers' parameters, and what was left of the epoch is dealt anew.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from vtrain.checkpoints import CheckpointManager
+from vtrain.errors import CheckpointError, UsageError
 from vtrain.plugins.handle import Resumed
 from vtrain_mxnet.internals import states_are_local
 
 PARAMS_FILE = "net.params"
 STATES_FILE = "trainer.states"
 INFO_FILE = "epoch.json"
+POSITION_FILE = "data-position.json"
+"""Every worker's data position at the epoch's save, merged (`vtrain.data.merge_states`)."""
+PARTS = "data-positions"
+"""Beside the steps: ``epoch-<N>/rank-<r>.json``, each worker's part until the leader commits."""
+
+
+def gather(
+    manager: CheckpointManager,
+    epoch: int,
+    data: Any,
+    rank: int,
+    world_size: int,
+    barrier: Callable[[], None],
+) -> str | None:
+    """Every worker's position of `data`, merged, as JSON on the leader (None elsewhere).
+
+    A collective: every worker must call it at the same epoch. Each writes its
+    part into the shared checkpoint folder; after `barrier` the leader reads them all.
+    """
+    from vtrain.data import merge_states
+
+    state = getattr(data, "state", None)
+    if not callable(state):
+        raise UsageError(
+            "has no position",
+            source="data",
+            value=data,
+            expected="the vtrain.data.Stream being trained on (handle.stream(...)), or None",
+        )
+    mine = state()
+    if world_size <= 1:
+        if manager.is_leader:
+            _sweep(manager, None)  # what a killed job of more workers left
+        return json.dumps(merge_states([mine]), separators=(",", ":"))
+    folder = manager.location.join(PARTS, f"epoch-{epoch}")
+    folder.write_bytes(f"rank-{rank}.json", json.dumps(mine).encode())
+    barrier()  # every part is written
+    if not manager.is_leader:
+        return None
+    parts = [json.loads(folder.read_bytes(f"rank-{r}.json")) for r in range(world_size)]
+    _sweep(manager, epoch)  # read: the commit holds them now, merged
+    return json.dumps(merge_states(parts), separators=(",", ":"))
+
+
+def _sweep(manager: CheckpointManager, upto: int | None) -> None:
+    """Remove the parts of saves up to `upto` (all when None): those of this save, and any a
+    killed job left. Later ones may be being written already, by workers past the barrier."""
+    parts = manager.location.join(PARTS)
+    for name in parts.list():
+        number = name.rstrip("/").removeprefix("epoch-")
+        if number.isdigit() and (upto is None or int(number) <= upto):
+            parts.remove(name.rstrip("/"))
+
+
+def read_position(folder: str, uri: str) -> Mapping[str, Any] | None:
+    """The position saved in step `folder` (committed as `uri`); None when it holds none."""
+    path = os.path.join(folder, POSITION_FILE)
+    if not os.path.exists(path):
+        return None
+    try:
+        with open(path, encoding="utf-8") as f:
+            position = json.load(f)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise CheckpointError(
+            f"{POSITION_FILE} is not JSON ({e})",
+            source=uri,
+            expected="the data position save_checkpoint(data=...) wrote",
+        ) from e
+    if not isinstance(position, dict):
+        raise CheckpointError(
+            f"{POSITION_FILE} holds no position",
+            source=uri,
+            value=type(position).__name__,
+            expected="a JSON object, as merge_states() returns",
+        )
+    return position
 
 
 class GluonState:
@@ -29,7 +115,13 @@ class GluonState:
         self.manager = manager
 
     def save(
-        self, epoch: int, net: Any, trainer: Any = None, *, blocking: bool = False
+        self,
+        epoch: int,
+        net: Any,
+        trainer: Any = None,
+        *,
+        blocking: bool = False,
+        position: str | None = None,
     ) -> str | None:
         """Commit `epoch` (epochs done) from the leader; other replicas do nothing and get None.
 
@@ -46,6 +138,9 @@ class GluonState:
                 trainer.save_states(os.path.join(folder, STATES_FILE))
             with open(os.path.join(folder, INFO_FILE), "w") as f:
                 json.dump({"epoch": epoch}, f)
+            if position is not None:
+                with open(os.path.join(folder, POSITION_FILE), "w", encoding="utf-8") as f:
+                    f.write(position)
 
         return self.manager.save(epoch, write, blocking=blocking)
 
@@ -65,4 +160,28 @@ class GluonState:
                 trainer.load_states(states)
             with open(os.path.join(folder, INFO_FILE)) as f:
                 epoch = int(json.load(f)["epoch"])
-        return Resumed(done=epoch, uri=checkpoint.uri)
+            data = read_position(folder, checkpoint.uri)
+        return Resumed(done=epoch, uri=checkpoint.uri, data=data)
+
+
+def describe(done: int, position: Mapping[str, Any] | None, world_size: int) -> str:
+    """The log line of a resume's data: where in the epoch, and with how many workers."""
+    if position is None:
+        return (
+            f"vtrain: the commit of step {done} holds no data position; the data restarts its epoch"
+        )
+    from vtrain.data import progress
+
+    where = progress(position)
+    was = where.world_size
+    if where.left is None:  # not every file read to its end yet: their counts are unknown
+        rest = f"{where.read} records read in epoch {where.epoch}, the rest left"
+    else:
+        rest = f"{where.left} records left in epoch {where.epoch}"
+    line = f"vtrain: resumed step {done} from {was} workers on {world_size}; {rest}"
+    if was != world_size:
+        line += (
+            f"; each worker keeps its batch size, so a global batch is now {world_size} "
+            f"per-worker batches, not {was}"
+        )
+    return line

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, ClassVar, Protocol, TypeVar
@@ -129,7 +130,7 @@ class XGBoostHandle(Handle):
         if checkpoint_every is not None:
             every = _count(checkpoint_every, "checkpoint_every")
             manager = self.checkpoint_manager(keep=keep, keep_every=keep_every)
-            found.append(CheckpointCallback(manager, every, queue))
+            found.append(CheckpointCallback(manager, every, queue, max(1, self.world_size)))
         if metric is not None:
             if not isinstance(metric, str) or not metric:
                 raise UsageError(
@@ -147,10 +148,18 @@ class XGBoostHandle(Handle):
 
         Continue with ``xgb.train(..., num_boost_round=total - resumed.done,
         xgb_model=resumed.state)``; a fresh start gives ``done`` 0 and ``state`` None.
+        `data` is always None: every round reads the whole share, so there is no
+        position in the data to go on from. With another number of trainers than
+        the commit was made by (``extra["world_size"]``), `dmatrix` and `share`
+        deal the whole split among the trainers there are; the leader says so in the log.
         """
-        from vtrain_xgboost.state import restore_booster
+        from vtrain_xgboost.state import describe, restore_booster
 
-        return restore_booster(self.checkpoints)
+        found = restore_booster(self.checkpoints)
+        if found and self.is_leader:
+            was = found.extra.get("world_size")
+            print(describe(found.done, was, max(1, self.world_size)), file=sys.stderr, flush=True)
+        return found
 
     def write_model(self, model: Any, folder: str, name: str) -> str:
         """The booster (or an estimator's) as UBJSON, which `xgb.Booster(model_file=)` detects."""

@@ -1,0 +1,112 @@
+"""The data position in an MXNet commit: each worker writes its part, the leader commits them
+merged with the parameters; a dist_sync job with a parameter server killed mid-epoch on 2
+workers resumes on 1, and every record of the epoch is trained exactly once."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import mxnet as mx
+import pytest
+from cluster_run import local_run
+from mxnet import gluon
+
+import vtrain
+from vtrain import CheckpointError, UsageError
+from vtrain_mxnet.state import POSITION_FILE, read_position
+
+SCRIPT = str(Path(__file__).parent / "scripts" / "stream_resume.py")
+
+
+def write_split(folder: Path, files: int, records: int) -> list[int]:
+    """`files` JSON Lines files of `records` records, with ids 0, 1, …; the ids."""
+    folder.mkdir(parents=True)
+    for f in range(files):
+        ids = range(f * records, (f + 1) * records)
+        (folder / f"training-{f}.jsonl").write_text(
+            "".join(json.dumps({"id": i, "x": i % 5}) + "\n" for i in ids)
+        )
+    return list(range(files * records))
+
+
+def alone(tmp_path: Path) -> Any:
+    env = {"AIP_CHECKPOINT_DIR": str(tmp_path / "ckpt"),
+           "AIP_TRAINING_DATA_URI": str(tmp_path / "data" / "*.jsonl")}  # fmt: skip
+    return vtrain.plugins.get("mxnet").configure(environ=env)
+
+
+def test_a_commit_holds_the_position_and_a_resume_reads_only_the_rest(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    every = write_split(tmp_path / "data", 3, 6)
+    handle = alone(tmp_path)
+    net = gluon.nn.Dense(1, in_units=1)
+    net.initialize(mx.init.Zero())
+    handle.save_checkpoint(1, net, blocking=True)  # an old commit: no position
+    found = handle.resume(net)
+    assert found.data is None
+    data = handle.stream(resume=found, shuffle_seed=3, buffer=4)
+    assert "the commit of step 1 holds no data position" in capsys.readouterr().err
+    batches = handle.stream_iter(data, data=["x"], label="id", batch_size=4)
+    seen = [int(i) for _ in range(2) for i in next(batches).label[0].asnumpy()]
+    stale = tmp_path / "ckpt" / "data-positions" / "epoch-7"
+    stale.mkdir(parents=True)
+    (stale / "rank-1.json").write_text("{}")  # a part a killed job of 2 workers left
+    handle.save_checkpoint(2, net, blocking=True, data=data)
+    assert list(tmp_path.glob("ckpt/data-positions/*")) == []  # one worker writes none
+
+    found = handle.resume(net)
+    assert found.done == 2 and found.data is not None
+    rest = handle.stream_iter(handle.stream(resume=found, shuffle_seed=3, buffer=4),
+                              data=["x"], label="id", batch_size=4)  # fmt: skip
+    rest.reset()  # before the first batch: the resumed epoch keeps its place
+    after = [int(i) for b in rest for i in b.label[0].asnumpy()[: 4 - b.pad]]
+    assert sorted(seen + after) == every
+    assert "vtrain: resumed step 2 from 1 workers on 1; 8 records read in epoch 0" in (
+        capsys.readouterr().err
+    )
+    rest.reset()  # the next epoch: the whole split again
+    assert sorted(int(i) for b in rest for i in b.label[0].asnumpy()[: 4 - b.pad]) == every
+
+    with pytest.raises(UsageError, match=r"^data: has no position"):
+        handle.save_checkpoint(3, net, data=[1, 2])
+    for text, problem in (("{torn", "is not JSON"), ("[1]", "holds no position")):
+        (tmp_path / POSITION_FILE).write_text(text)
+        with pytest.raises(CheckpointError, match=rf"^step-9: {POSITION_FILE} {problem}"):
+            read_position(str(tmp_path), "step-9")
+    handle.close()
+
+
+def test_dist_sync_killed_on_2_workers_resumes_on_1_and_trains_each_record_once(
+    tmp_path: Path,
+) -> None:
+    # 4 files of 20: 40 records, 10 steps of 4 for each of 2 workers; worker 0 dies reading
+    # step 4, so the last commit is step 3, and step 4's records come again.
+    every = write_split(tmp_path / "data", 4, 20)
+    results = tmp_path / "r"
+    results.mkdir()
+    env = {"AIP_TRAINING_DATA_URI": str(tmp_path / "data" / "*.jsonl")}
+    out = tmp_path / "out"
+    first = local_run(out, ["--workers", "2", "--ps", "1", "--max-restarts", "0"],
+                      [SCRIPT, str(results), "1", "3"], timeout=120, **env)  # fmt: skip
+    assert first.returncode != 0, first.output  # killed mid-epoch
+    second = local_run(out, ["--workers", "1", "--ps", "1"], [SCRIPT, str(results), "2"],
+                       timeout=120, **env)  # fmt: skip
+    assert second.returncode == 0, second.output
+    said = "".join(second.logs.values())  # the leader's: a worker, the chief schedules
+    assert "resumed step 3 from 2 workers on 1; 24 records read in epoch 0" in said
+    assert "a global batch is now 1 per-worker batches, not 2" in said
+
+    def steps(run: str, rank: int) -> list[dict[str, Any]]:
+        lines = (results / f"ids-{run}-rank-{rank}.jsonl").read_text().splitlines()
+        return [json.loads(line) for line in lines]
+
+    before = [s for r in range(2) for s in steps("1", r) if s["step"] <= 3]
+    assert sorted(s["step"] for s in before) == [1, 1, 2, 2, 3, 3]
+    after = steps("2", 0)
+    assert after[0]["step"] == 4
+    trained = [i for s in before + after for i in s["ids"]]
+    assert sorted(trained) == every  # each record of the epoch exactly once
+    assert list(out.glob("checkpoints/data-positions/*")) == []  # the leader took the parts
