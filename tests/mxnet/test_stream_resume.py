@@ -15,7 +15,7 @@ from mxnet import gluon
 
 import vtrain
 from vtrain import CheckpointError, UsageError
-from vtrain_mxnet.state import POSITION_FILE, read_position
+from vtrain.data.saved_position import POSITION_FILE, read_position
 
 SCRIPT = str(Path(__file__).parent / "scripts" / "stream_resume.py")
 

@@ -15,8 +15,9 @@ from torch.utils.data import DataLoader
 
 import vtrain
 from vtrain import CheckpointError, ConfigError, UsageError
+from vtrain.data.saved_position import POSITION_FILE
+from vtrain.data.saved_position import read_position as read
 from vtrain_pytorch.data import StreamDataset
-from vtrain_pytorch.positions import POSITION_FILE, read
 
 SCRIPT = str(Path(__file__).parent / "scripts" / "stream_resume.py")
 

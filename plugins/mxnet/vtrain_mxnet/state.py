@@ -19,19 +19,18 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from vtrain.checkpoints import CheckpointManager
-from vtrain.errors import CheckpointError, UsageError
+from vtrain.data.saved_position import read_position, write_position
+from vtrain.errors import UsageError
 from vtrain.plugins.handle import Resumed
 from vtrain_mxnet.internals import states_are_local
 
 PARAMS_FILE = "net.params"
 STATES_FILE = "trainer.states"
 INFO_FILE = "epoch.json"
-POSITION_FILE = "data-position.json"
-"""Every worker's data position at the epoch's save, merged (`vtrain.data.merge_states`)."""
 PARTS = "data-positions"
 """Beside the steps: ``epoch-<N>/rank-<r>.json``, each worker's part until the leader commits."""
 
@@ -84,30 +83,6 @@ def _sweep(manager: CheckpointManager, upto: int | None) -> None:
             parts.remove(name.rstrip("/"))
 
 
-def read_position(folder: str, uri: str) -> Mapping[str, Any] | None:
-    """The position saved in step `folder` (committed as `uri`); None when it holds none."""
-    path = os.path.join(folder, POSITION_FILE)
-    if not os.path.exists(path):
-        return None
-    try:
-        with open(path, encoding="utf-8") as f:
-            position = json.load(f)
-    except (ValueError, UnicodeDecodeError) as e:
-        raise CheckpointError(
-            f"{POSITION_FILE} is not JSON ({e})",
-            source=uri,
-            expected="the data position save_checkpoint(data=...) wrote",
-        ) from e
-    if not isinstance(position, dict):
-        raise CheckpointError(
-            f"{POSITION_FILE} holds no position",
-            source=uri,
-            value=type(position).__name__,
-            expected="a JSON object, as merge_states() returns",
-        )
-    return position
-
-
 class GluonState:
     """Saves and restores a network, its trainer and the number of epochs done."""
 
@@ -139,8 +114,7 @@ class GluonState:
             with open(os.path.join(folder, INFO_FILE), "w") as f:
                 json.dump({"epoch": epoch}, f)
             if position is not None:
-                with open(os.path.join(folder, POSITION_FILE), "w", encoding="utf-8") as f:
-                    f.write(position)
+                write_position(folder, position)
 
         return self.manager.save(epoch, write, blocking=blocking)
 
@@ -162,26 +136,3 @@ class GluonState:
                 epoch = int(json.load(f)["epoch"])
             data = read_position(folder, checkpoint.uri)
         return Resumed(done=epoch, uri=checkpoint.uri, data=data)
-
-
-def describe(done: int, position: Mapping[str, Any] | None, world_size: int) -> str:
-    """The log line of a resume's data: where in the epoch, and with how many workers."""
-    if position is None:
-        return (
-            f"vtrain: the commit of step {done} holds no data position; the data restarts its epoch"
-        )
-    from vtrain.data import progress
-
-    where = progress(position)
-    was = where.world_size
-    if where.left is None:  # not every file read to its end yet: their counts are unknown
-        rest = f"{where.read} records read in epoch {where.epoch}, the rest left"
-    else:
-        rest = f"{where.left} records left in epoch {where.epoch}"
-    line = f"vtrain: resumed step {done} from {was} workers on {world_size}; {rest}"
-    if was != world_size:
-        line += (
-            f"; each worker keeps its batch size, so a global batch is now {world_size} "
-            f"per-worker batches, not {was}"
-        )
-    return line

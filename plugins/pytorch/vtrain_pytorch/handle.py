@@ -111,7 +111,7 @@ class TorchHandle(Handle):
         Wrap it in `vtrain_pytorch.data.StreamDataset` for a DataLoader.
         """
         from vtrain.data import stream
-        from vtrain_pytorch.positions import describe
+        from vtrain.data.saved_position import describe_resume
 
         position = resume.data if isinstance(resume, Resumed) else resume
         rank, world_size = (None, None) if self.rank is None else (self.rank, self.world_size)
@@ -124,7 +124,9 @@ class TorchHandle(Handle):
             **options,
         )
         if self.is_leader and isinstance(resume, Resumed) and resume:
-            print(describe(resume.done, position, made.world_size), file=sys.stderr, flush=True)
+            print(
+                describe_resume(resume.done, position, made.world_size), file=sys.stderr, flush=True
+            )
         return made
 
     def wrap(self, model: Any, **ddp_options: Any) -> Any:
@@ -194,6 +196,9 @@ class TorchHandle(Handle):
         """Commit a pending background save, then destroy the process group this process made."""
         import torch.distributed as dist
 
+        from vtrain_pytorch.state import release_preemption
+
+        release_preemption()  # no save is coming: SIGTERM stops the process at once again
         try:
             if "checkpoints" in self.__dict__:  # made when first used; nothing to wait for else
                 self.checkpoints.close()

@@ -13,12 +13,16 @@ from __future__ import annotations
 
 import copy
 import os
+import signal
+import threading
 from types import MappingProxyType
 from typing import Any
 
 from vtrain.checkpoints import CheckpointManager, Snapshot
+from vtrain.data.saved_position import read_position, write_position
 from vtrain.errors import UsageError
 from vtrain.plugins.handle import Resumed
+from vtrain.preemption import PreemptionHandler, committed_line
 from vtrain_pytorch import positions
 from vtrain_pytorch.positions import Positioned
 from vtrain_pytorch.provenance import TRAINING_STATE, check, record
@@ -79,9 +83,17 @@ class TrainingState:
         With `data` (the stream being trained on) every trainer's position is
         gathered and committed with the model: then every trainer must call
         `save` at the same step, as for any collective.
+        After SIGTERM (a preemption: SIGKILL follows 30 s later) the next save is the
+        last: the leader commits it before returning, says `committed step N`, and
+        every process exits 143, so that the platform restarts it and it resumes there.
         """
         position = None if data is None else positions.gather(data)
+        preempted = _preemption()
         if not self.manager.is_leader:
+            if preempted is not None:
+                # The leader commits this same step (every process saves at the same
+                # steps): leave now, and the restart resumes from it.
+                preempted.exit()
             return None
         import torch
 
@@ -96,10 +108,15 @@ class TrainingState:
         def write(folder: str) -> None:
             torch.save(state, os.path.join(folder, STATE_FILE))
             if position is not None:
-                positions.write(folder, position)
+                write_position(folder, position)
             record(folder, TRAINING_STATE)
 
-        return self.manager.save(step, Snapshot(write), blocking=blocking)
+        if preempted is None:
+            return self.manager.save(step, Snapshot(write), blocking=blocking)
+        # SIGTERM came since the last save: this one is the last, committed before the exit.
+        where = self.manager.save(step, Snapshot(write), blocking=True)
+        print(committed_line(step, f"({where})"), flush=True)
+        preempted.exit()
 
     def wait(self) -> None:
         """Wait until the last save is committed; a failed one raises `CheckpointError`."""
@@ -126,7 +143,7 @@ class TrainingState:
                 map_location="cpu",
                 weights_only=True,
             )
-            data = positions.read(checkpoint.directory, checkpoint.uri)
+            data = read_position(checkpoint.directory, checkpoint.uri)
         _unwrapped(self.model).load_state_dict(state["model"])
         if self.optimizer is not None and "optimizer" in state:
             self.optimizer.load_state_dict(state["optimizer"])
@@ -142,6 +159,35 @@ class TrainingState:
         """Load the newest committed step into the model and optimizer; return it, or None."""
         found = self.resume()
         return found.done if found else None
+
+
+_handler: PreemptionHandler | None = None
+"""Installed by the first save on the main thread; `release_preemption` takes it away."""
+
+
+def _preemption() -> PreemptionHandler | None:
+    """The handler if SIGTERM has come; else None, installing it on the first call.
+
+    A save is the point where the state is whole, so a preemption (SIGTERM, SIGKILL
+    30 s later) waits for the next one: committed, then exit 143. A script with its
+    own SIGTERM handler (Lightning's, a `PreemptionHandler`) keeps it.
+    """
+    global _handler
+    if (
+        _handler is None
+        and threading.current_thread() is threading.main_thread()
+        and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    ):
+        _handler = PreemptionHandler().install()
+    return _handler if _handler is not None and _handler.requested else None
+
+
+def release_preemption() -> None:
+    """SIGTERM ends the process at once again: no save is coming (`handle.close()`)."""
+    global _handler
+    if _handler is not None and not _handler.requested:
+        _handler.uninstall()
+        _handler = None
 
 
 def _cpu_copy(value: Any) -> Any:
