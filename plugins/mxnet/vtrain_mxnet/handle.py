@@ -144,9 +144,11 @@ class MXNetHandle(Handle):
         made = stream(split, rank=rank, world_size=world_size, resume=position,
                       environ=self.environ, **options)  # fmt: skip
         if self.is_leader and isinstance(resume, Resumed) and resume:
-            from vtrain_mxnet.state import describe
+            from vtrain.data.saved_position import describe_resume
 
-            print(describe(resume.done, position, made.world_size), file=sys.stderr, flush=True)
+            print(
+                describe_resume(resume.done, position, made.world_size), file=sys.stderr, flush=True
+            )
         return made
 
     def stream_iter(
