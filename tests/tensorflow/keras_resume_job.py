@@ -5,7 +5,8 @@ come back on resume, or the weights drift). Each epoch is exactly one pass over
 the data, so a run resumed at an epoch's start sees the batches an
 uninterrupted run sees. `--die-at`, `--term-at` and `--hold-at EPOCH:BATCH`
 act on the first run only (when nothing was resumed): SIGKILL itself, SIGTERM
-itself, or stop there until killed from outside.
+itself, or stop there until killed from outside; `--hold-for-term` stops
+`--hold-role` there until a SIGTERM comes from outside.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ def main() -> None:
     parser.add_argument("--die-at", type=place)
     parser.add_argument("--term-at", type=place)
     parser.add_argument("--hold-at", type=place)
+    parser.add_argument("--hold-for-term", type=place, help="wait there until SIGTERM comes")
+    parser.add_argument("--hold-role", default="chief", help="the role that holds")
     args = parser.parse_args()
 
     handle = vtrain.plugins.get("tensorflow").configure()
@@ -65,7 +68,15 @@ def main() -> None:
 
     def trigger(batch: int) -> None:
         where = (epoch_now[0], batch + 1)
-        if initial_epoch or handle.role != "chief":
+        if initial_epoch:
+            return
+        if where == args.hold_for_term and handle.role == args.hold_role:
+            # The peers wait in the next all-reduce; the preemption callback, next in line,
+            # then sees the signal at this batch's end.
+            print(f"holding for SIGTERM at {where}", flush=True)
+            while not preemption.handler.requested:
+                time.sleep(0.05)
+        if handle.role != "chief":
             return
         if where == args.die_at:
             # Epoch ends commit in the background: on a busy machine the last one may still
@@ -86,13 +97,14 @@ def main() -> None:
     checkpoint = handle.model_checkpoint(
         monitor="loss", verbose=1, save_freq=save_freq, save_weights_only=args.weights_only
     )
+    preemption = handle.preemption_callback(grace=60)
     callbacks = [
         keras.callbacks.LambdaCallback(
             on_epoch_begin=lambda epoch, logs: epoch_now.__setitem__(0, epoch),
             on_train_batch_end=lambda batch, logs: trigger(batch),
             on_epoch_end=lambda epoch, logs: print(f"epoch {epoch + 1} weights {weights()}"),
         ),
-        handle.preemption_callback(grace=60),
+        preemption,
         checkpoint,
     ]
     if args.plain:

@@ -67,6 +67,7 @@ def test_the_final_weights_tell_one_epoch_from_another(uninterrupted: str) -> No
     assert max(abs(a - b) for a, b in zip(last, before, strict=True)) > 1e-3
 
 
+@pytest.mark.faults  # a fault-matrix cell: `nox -s faults`
 def test_a_process_killed_mid_epoch_resumes_at_that_epoch_with_the_same_result(
     uninterrupted: str, tmp_path: Path
 ) -> None:
@@ -86,7 +87,7 @@ def test_a_process_killed_mid_epoch_resumes_at_that_epoch_with_the_same_result(
 def test_sigterm_commits_a_checkpoint_and_the_restart_resumes_from_it(tmp_path: Path) -> None:
     preempted = run_alone(tmp_path, "--term-at", "2:3")  # SIGTERM after batch 3 of epoch 3
     assert preempted.returncode == 143, preempted.stdout + preempted.stderr
-    (saved,) = printed(preempted.stdout, "vtrain: preempted; saved checkpoint step")
+    (saved,) = printed(preempted.stdout, "vtrain: preempted (SIGTERM): committed step")
     assert saved.startswith("19 (epoch 3)")  # 2 epochs of 8 batches, and 3 more
     (at_term,) = printed(preempted.stdout, "terminated at (2, 3) with weights")
 
@@ -101,6 +102,7 @@ def test_sigterm_commits_a_checkpoint_and_the_restart_resumes_from_it(tmp_path: 
     assert final(again.stdout)[1] == EPOCHS * 8 + 3
 
 
+@pytest.mark.faults  # a fault-matrix cell: `nox -s faults`
 @pytest.mark.timeout(420)
 def test_multi_worker_job_restarted_after_the_chief_is_killed_ends_as_an_uninterrupted_one(
     tmp_path: Path,

@@ -7,7 +7,12 @@ import os
 import sys
 
 from vtrain.cli.arguments import integer, seconds
-from vtrain.local.plan import DEFAULT_GRACE_SECONDS, DEFAULT_MAX_RESTARTS, PLATFORMS
+from vtrain.local.plan import (
+    DEFAULT_GRACE_SECONDS,
+    DEFAULT_MAX_RESTARTS,
+    DEFAULT_QUIET_AFTER,
+    PLATFORMS,
+)
 
 # `typing` costs milliseconds at start-up; the names are for the type checker only.
 TYPE_CHECKING = False
@@ -82,6 +87,14 @@ def add_parser(subparsers: Any) -> None:
         help="the job's base output folder (default ./vtrain-output/local/JOB_ID)",
     )
     run.add_argument("--job-id", metavar="ID", help="CLOUD_ML_JOB_ID (default: made up)")
+    run.add_argument(
+        "--resume-from",
+        metavar="CHECKPOINT_DIR",
+        help="continue an old job: until this job commits a step of its own, it resumes from "
+        "the newest committed step in CHECKPOINT_DIR (the old job's AIP_CHECKPOINT_DIR, given "
+        "to every replica as VTRAIN_RESUME_FROM, as `vtrain submit --resume-from` does); the "
+        "old folder is only read, never copied or changed",
+    )
     run.add_argument("--trial", metavar="ID", help="run as this hyperparameter-tuning trial")
     run.add_argument(
         "--max-restarts",
@@ -112,6 +125,14 @@ def add_parser(subparsers: Any) -> None:
         default=DEFAULT_GRACE_SECONDS,
         metavar="SECONDS",
         help=f"from SIGTERM to SIGKILL when stopping a replica (default {DEFAULT_GRACE_SECONDS:g})",
+    )
+    run.add_argument(
+        "--quiet-after",
+        type=seconds,
+        default=DEFAULT_QUIET_AFTER,
+        metavar="SECONDS",
+        help="when no replica has printed for this long, say what each one last said "
+        f"(default {DEFAULT_QUIET_AFTER:g})",
     )
     run.add_argument(
         "--shared-disk",
@@ -149,12 +170,15 @@ def _run(args: argparse.Namespace) -> int:
     }
     if args.job is not None:
         topology = _rehearsal(args)
+    if args.resume_from is not None:
+        topology["role_env"] = _resuming(args.resume_from, topology.get("role_env"))
     plan = Plan.from_options(
         args.argv,
         max_restarts=args.max_restarts,
         kills=args.kill,
         timeout=args.timeout,
         grace=args.grace,
+        quiet_after=args.quiet_after,
         shared_disk=args.shared_disk,
         **topology,
     )
@@ -185,6 +209,34 @@ def _run(args: argparse.Namespace) -> int:
         # nowhere, or it would turn the job's exit status into 120.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return status
+
+
+def _resuming(folder: str, role_env: Any) -> dict[str, dict[str, str]]:
+    """Every role's variables, with VTRAIN_RESUME_FROM naming `folder`, checked to hold a step."""
+    from vtrain.checkpoints import CheckpointManager
+    from vtrain.errors import UsageError
+    from vtrain.local.plan import LOCAL_ROLES
+    from vtrain.variables import RESUME_FROM
+
+    local = "://" not in folder
+    where = os.path.abspath(folder) if local else folder
+    from vtrain.local.environment import inherited
+
+    # Checked now: a typo would otherwise start every replica afresh, or fail them all later.
+    # With what a replica inherits: storage settings, no cluster of a parent job.
+    manager = CheckpointManager(
+        where, is_leader=False, per_trial=False, environ=inherited(os.environ)
+    )
+    if manager.latest_step() is None:
+        raise UsageError(
+            "no committed step to continue from",
+            source="--resume-from",
+            value=folder,
+            expected="the checkpoint folder of a job that committed a step",
+            hint="a local job's is OUTPUT/checkpoints (its summary names it)",
+        )
+    given = dict(role_env or {})
+    return {role: {**given.get(role, {}), RESUME_FROM: where} for role in LOCAL_ROLES}
 
 
 def _on_record(job: str, verdict: Any) -> None:

@@ -14,7 +14,7 @@ from types import MappingProxyType
 
 from vtrain.local.plan import Plan, Replica
 from vtrain.local.writers import aiplatform, kubeflow, torchrun, vertex
-from vtrain.variables import PLACEMENT_VARIABLES
+from vtrain.variables import PLACEMENT_VARIABLES, RESUME_FROM
 
 # Everything a platform, a launcher or vtrain sets on a replica. A parent shell that ran
 # inside a job (or a test that exported TF_CONFIG) must not leak its values into the replicas.
@@ -42,6 +42,8 @@ PLATFORM_VARIABLES = frozenset(
         # The rehearsal's probe (vtrain.local.probe): each run's own record, never a parent's.
         "VTRAIN_LOCAL_RECORD",
         "VTRAIN_LOCAL_WATCH",
+        # The job a parent job continued: a new job continues one only by its own --resume-from.
+        RESUME_FROM,
     }
     # What vtrain writes itself: a parent's VTRAIN_LOCAL_LAUNCH would turn a Kubeflow
     # replica into a torchrun process, a parent's VTRAIN_LEADER name another job's leader.

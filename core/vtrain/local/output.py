@@ -81,6 +81,14 @@ class Output:
         text = data.decode("utf-8", "replace").rstrip("\r")
         self.write(f"{self._prefix[name]}{text}\n")
 
+    def log_only(self, name: str, data: bytes) -> None:
+        """A line replica `name` printed, written to its log file and not shown."""
+        self._log(name, data + b"\n")
+
+    def aside(self, name: str, text: str) -> None:
+        """vtrain's line under replica `name`'s prefix, shown, not logged (`vtrain.local.quiet`)."""
+        self.write(f"{self._prefix[name]}{redact_text(text)}\n")
+
     def note(self, text: str, replica: str | None = None) -> None:
         """vtrain's own message; also written to the log of `replica` when one is named."""
         text = redact_text(text)

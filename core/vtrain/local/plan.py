@@ -29,6 +29,8 @@ PLATFORMS = ("vertex", "aiplatform", "kubeflow", "torchrun")
 # Vertex and AI Platform restart a failing replica up to five times before the job fails.
 DEFAULT_MAX_RESTARTS = 5
 DEFAULT_GRACE_SECONDS = 5.0
+DEFAULT_QUIET_AFTER = 30.0
+"""Seconds of silence from every replica before `vtrain local run` says what each is doing."""
 LOOPBACK = "127.0.0.1"
 LOCAL_ROLES = (CHIEF, WORKER, PS, EVALUATOR)
 
@@ -213,6 +215,7 @@ class Plan(Frozen):
         "kills",
         "timeout",
         "grace",
+        "quiet_after",
         "job",
         "job_kind",
         "role_commands",
@@ -234,6 +237,8 @@ class Plan(Frozen):
     kills: tuple[Kill, ...]
     timeout: float | None
     grace: float
+    quiet_after: float
+    """Seconds without a line from any replica before one line per replica says where it is."""
     job: Any
     """The job document `vtrain local run --job` rehearses (its spec), or None: made up."""
     job_kind: str | None
@@ -262,6 +267,7 @@ class Plan(Frozen):
         kills: tuple[Kill, ...] = (),
         timeout: float | None = None,
         grace: float = DEFAULT_GRACE_SECONDS,
+        quiet_after: float = DEFAULT_QUIET_AFTER,
         job: Any = None,
         job_kind: str | None = None,
         role_commands: Mapping[str, tuple[str, ...]] | None = None,
@@ -288,6 +294,7 @@ class Plan(Frozen):
         kills: Iterable[str | Kill] = (),
         timeout: float | None = None,
         grace: float = DEFAULT_GRACE_SECONDS,
+        quiet_after: float = DEFAULT_QUIET_AFTER,
         job: Any = None,
         job_kind: str | None = None,
         role_commands: Mapping[str, Sequence[str]] | None = None,
@@ -334,6 +341,8 @@ class Plan(Frozen):
             bad("--timeout", problem, timeout, f"seconds > 0, at most {MAX_SECONDS:.0f}")
         if problem := _seconds_problem(grace, zero=True):
             bad("--grace", problem, grace, f"seconds >= 0, at most {MAX_SECONDS:.0f}")
+        if problem := _seconds_problem(quiet_after, zero=False):
+            bad("--quiet-after", problem, quiet_after, f"seconds > 0, at most {MAX_SECONDS:.0f}")
         if platform == "torchrun" and (ps or evaluators):
             bad(
                 "--ps/--evaluators",
@@ -431,6 +440,7 @@ class Plan(Frozen):
             kills=tuple(sorted(checked, key=lambda k: k.seconds)),
             timeout=timeout,
             grace=grace,
+            quiet_after=quiet_after,
             job=job,
             job_kind=job_kind,
             role_commands=(

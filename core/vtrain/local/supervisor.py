@@ -38,6 +38,7 @@ from vtrain.local.output import Output
 from vtrain.local.plan import Kill, Plan, Replica
 from vtrain.local.ports import reserve_ports
 from vtrain.local.process import ReplicaProcess, kill_group
+from vtrain.local.quiet import Quiet
 from vtrain.local.result import (
     EXIT_TIMEOUT,
     FAILED,
@@ -238,6 +239,9 @@ class _Supervisor:
         self._last_kill: tuple[str, float] | None = None
         """The replica --kill killed last, and when."""
         self._last_kill_text: str | None = None
+        self._quiet = Quiet()
+        self._heard = time.monotonic()
+        """When a replica last printed a line (or when vtrain last said who is silent)."""
         self._evidence: Evidence | None = None
         self._disks: Disks | None = None
         self._finished = False
@@ -370,6 +374,8 @@ class _Supervisor:
         for deadline in (self._stop_deadline, self._success_deadline):
             if deadline is not None:
                 times.append(deadline)
+        if not self._stopping:
+            times.append(self._heard + self._plan.quiet_after)
         return max(0.0, min(times) - now) if times else None
 
     # -- starting and reading ------------------------------------------------------------
@@ -386,6 +392,7 @@ class _Supervisor:
                 environ=self._environ,
             )
             self._serving.forget(slot.name)
+            self._quiet.restarted(slot.name)
             env[SERVES_FILE] = self._serving.path(slot.name)
             try:
                 cwd = self._new_run(slot, env)
@@ -425,8 +432,9 @@ class _Supervisor:
             self._close_stream(stream)
             return False
         *lines, stream.pending = (stream.pending + chunk).split(b"\n")
+        self._heard = time.monotonic()
         for line in lines:
-            self._out.line(stream.name, line)
+            self._line(stream.name, line)
         stream.tail.extend(lines)
         if len(stream.head) < HEAD_LINES:
             stream.head.extend(lines[: HEAD_LINES - len(stream.head)])
@@ -435,9 +443,19 @@ class _Supervisor:
             stream.pending = b""
         return True
 
+    def _line(self, name: str, line: bytes) -> None:
+        """A line a replica printed: shown and logged, or logged alone (a lost peer's traceback)."""
+        show, first = self._quiet.sort(name, self._slots[name].started, line, time.monotonic())
+        if first is not None:
+            self._out.aside(name, first)
+        if show:
+            self._out.line(name, line)
+        else:
+            self._out.log_only(name, line)
+
     def _close_stream(self, stream: _Stream) -> None:
         if stream.pending:
-            self._out.line(stream.name, stream.pending)
+            self._line(stream.name, stream.pending)
             stream.tail.append(stream.pending)
             stream.pending = b""
         self._sel.unregister(stream.fd)
@@ -497,6 +515,7 @@ class _Supervisor:
                 self._out.note(f"{slot.name} finished", slot.name)
             return
         # A failure, or a replica whose "machine" was killed: the platform restarts it.
+        self._quiet.lost(slot.name, time.monotonic())
         why = "was killed (--kill)" if slot.injected else f"exited with {how}"
         tail = [] if slot.stream is None else [*slot.stream.tail, slot.stream.pending]
         if code == 128 + signal.SIGTERM:
@@ -659,6 +678,8 @@ class _Supervisor:
             reason = f"--timeout {timeout:g} s reached"
             self._out.note(reason + "; stopping every replica")
             self._stop(TIMED_OUT, EXIT_TIMEOUT, reason)
+        if not self._stopping and now >= self._heard + self._plan.quiet_after:
+            self._say_who_is_silent(now)
         if self._stop_deadline is not None and now >= self._stop_deadline:
             self._stop_deadline = None
             for slot in self._slots.values():
@@ -669,6 +690,21 @@ class _Supervisor:
             if slot.term_deadline is not None and now >= slot.term_deadline and slot.proc:
                 slot.term_deadline = None
                 slot.proc.signal(signal.SIGKILL)
+
+    def _say_who_is_silent(self, now: float) -> None:
+        """No replica has printed for --quiet-after: one line each, its last words and their age."""
+        silent = now - self._heard
+        self._heard = now  # said once per stretch of silence
+        for slot in self._slots.values():
+            if slot.proc is None or slot.stream is None or slot.started is None:
+                continue
+            lines = [line for line in slot.stream.tail if line.strip()]
+            last = lines[-1].decode("utf-8", "replace").strip() if lines else "nothing yet"
+            self._out.note(
+                f"{slot.name}: silent for {silent:.0f} s, running for {now - slot.started:.0f} s; "
+                f"its last line: {last[:200]}",
+                slot.name,
+            )
 
     def _inject(self, kill: Kill) -> None:
         slot = self._slots[kill.replica_name]
@@ -691,6 +727,7 @@ class _Supervisor:
         )
         self._last_kill = (slot.name, time.monotonic())
         self._last_kill_text = str(kill)
+        self._quiet.lost(slot.name, time.monotonic())
         slot.injected = True
         slot.proc.signal(kill.signal)
         if kill.signal == signal.SIGTERM:

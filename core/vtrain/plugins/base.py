@@ -61,6 +61,14 @@ class Plugin(ABC):
     """The Kubeflow job that runs this framework; None: `vtrain render kubeflow` refuses it."""
     serving_roles: ClassVar[frozenset[str]] = frozenset()
     """The roles whose replicas may serve rather than train (`serves` says when)."""
+    job_restarts: ClassVar[str | None] = None
+    """Why one replica's restart must restart the whole job, or None when a lone one rejoins.
+
+    Said when a replica restarted alone cannot rejoin the running job (MXNet's
+    ps-lite): `vtrain render` and `submit` then set Vertex's
+    restartJobOnWorkerRestart, and `vtrain local run` stops, with this reason, a
+    job that would restart one replica alone, rather than let it hang.
+    """
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

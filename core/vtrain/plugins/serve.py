@@ -28,13 +28,17 @@ if TYPE_CHECKING:
     from vtrain.plugins.base import Plugin
 
 
-def announce(environ: Mapping[str, str] | None = None) -> None:
-    """Tell the launcher, when it asked (SERVES_FILE), that this replica serves until stopped."""
+def announce(environ: Mapping[str, str] | None = None, *, job_restarts: str | None = None) -> None:
+    """Tell the launcher, when it asked (SERVES_FILE), that this replica serves until stopped.
+
+    The file holds the plugin's `job_restarts` (empty when None): the services are
+    what a lone restarted replica cannot rejoin, and the launcher reads why there.
+    """
     path = (os.environ if environ is None else environ).get(SERVES_FILE)
     if path:
         try:
-            with open(path, "w"):
-                pass
+            with open(path, "w") as f:
+                f.write(job_restarts or "")
         except OSError as e:  # the launcher then stops it after the trainers' grace: say why
             print(f"vtrain: cannot say that this replica serves ({SERVES_FILE}): {e}", flush=True)
 
@@ -67,7 +71,7 @@ def run_service(plugin: Plugin, info: ClusterInfo, options: Mapping[str, Any]) -
     stopped = threading.Event()
     if threading.current_thread() is threading.main_thread():
         _stop_on_signals(stopped)
-    announce()  # after the handlers: the launcher may stop it from here on
+    announce(job_restarts=plugin.job_restarts)  # after the handlers: it may be stopped from here
     print(f"vtrain: {info.role} {info.index} serves {plugin.name} until the job ends", flush=True)
     # Frameworks leave service threads that cannot be joined (TensorFlow's gRPC server):
     # leave without waiting for them, or a failed service would hang instead of failing.

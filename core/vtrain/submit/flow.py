@@ -37,6 +37,13 @@ def check_delivery(platform: str, delivery: Delivery) -> None:
 def render(options: JobOptions) -> JobDocument:
     """The job document of checked options, built and checked by the platform's engine."""
     kind, document = ENGINES[options.platform].render(options)
+    if options.restart_reason:
+        print(
+            f"vtrain: restartJobOnWorkerRestart set: {options.restart_reason}; one replica's "
+            "restart restarts the whole job, which resumes from its last checkpoint",
+            file=sys.stderr,
+            flush=True,
+        )
     return JobDocument(options.platform, kind, document, f"vtrain submit {options.platform}")
 
 

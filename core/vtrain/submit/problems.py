@@ -92,3 +92,5 @@ class Rules:
     """Between the words of a job name made from the clock."""
     labels: LabelRule = GOOGLE_LABELS
     """The labels the engine takes (--label)."""
+    restarts_jobs: bool = False
+    """Whether the engine can restart the whole job when one replica restarts."""

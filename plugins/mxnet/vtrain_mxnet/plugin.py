@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Mapping, MutableMapping
+import time
+from collections.abc import Callable, Mapping, MutableMapping
 from datetime import timedelta
 from typing import Any
 
@@ -12,7 +13,15 @@ from vtrain import ClusterInfo, LaunchError, UsageError
 from vtrain.cluster import CHIEF, PS
 from vtrain.cluster.leader import Replica, encode
 from vtrain.plugins.base import KubeflowJob, Plugin
-from vtrain.plugins.wait import DEFAULT_WAIT, STEADY, Probe, tcp_probe, wait_for
+from vtrain.plugins.wait import (
+    DEFAULT_WAIT,
+    STEADY,
+    WATCHDOG_GRACE,
+    Probe,
+    reply_probe,
+    wait_for,
+    watchdog,
+)
 from vtrain.variables import LEADER
 from vtrain_mxnet.children import Children
 from vtrain_mxnet.handle import MXNetHandle, _Resources
@@ -34,6 +43,8 @@ class MXNetPlugin(Plugin):
     # A TFJob: its chief/worker/ps roles are the ones this plugin maps onto MXNet's.
     kubeflow = KubeflowJob(kind="TFJob", container="tensorflow")
     serving_roles = frozenset({CHIEF, PS})  # the scheduler, the servers
+    # tests/mxnet/test_mxnet_job_restarts.py: a lone restarted worker waits forever.
+    job_restarts = "MXNet workers cannot rejoin a running ps-lite job"
 
     # -- pure ---------------------------------------------------------------------------
 
@@ -110,7 +121,7 @@ class MXNetPlugin(Plugin):
             # ps-lite would wait for its scheduler forever: bound it, while still seeing
             # `stopped` and a loop that ended (nothing is left to wait for then).
             host, port = os.environ["DMLC_PS_ROOT_URI"], int(os.environ["DMLC_PS_ROOT_PORT"])
-            scheduler = tcp_probe(host, port)
+            scheduler = scheduler_probe(host, port)
             _wait_for_scheduler(
                 lambda: None if stopped.is_set() or not loop.is_alive() else scheduler(),
                 f"{host}:{port}",
@@ -190,12 +201,18 @@ class MXNetPlugin(Plugin):
             mx = self.require("mxnet")
             assert layout.scheduler is not None
             host, port = layout.scheduler
-            _wait_for_scheduler(tcp_probe(host, port), f"{host}:{port}", wait)
+            deadline = time.monotonic() + wait.total_seconds()
+            _wait_for_scheduler(scheduler_probe(host, port), f"{host}:{port}", wait)
             if env is not os.environ:
                 # ps-lite reads the process environment when the kvstore starts.
                 os.environ.update({k: v for k, v in variables.items() if v is not None})
             mark_started(variables)
-            resources.kvstore = mx.kv.create(kvstore)
+            # ps-lite registers with the scheduler and waits for every node, in C, with no
+            # timeout: `wait` bounds the whole entry, as for the scheduler's answer above.
+            left = max(1.0, deadline - time.monotonic()) + WATCHDOG_GRACE
+            started = deadline - wait.total_seconds()
+            with watchdog(left, _not_formed(f"{host}:{port}", layout, wait, started)):
+                resources.kvstore = mx.kv.create(kvstore)
             resources.children.check()  # type: ignore[union-attr]
         except BaseException:
             resources.children.stop(0.0)  # type: ignore[union-attr]
@@ -222,6 +239,47 @@ class MXNetPlugin(Plugin):
         return handle
 
 
+ZMTP_SIGNATURE = 10
+"""Bytes of ZeroMQ's greeting signature: 0xFF, eight bytes, 0x7F. ps-lite speaks ZeroMQ, and
+a ZeroMQ peer sends these at once on every connection it accepts."""
+
+
+def _zmq_greeting(first: bytes) -> str | None:
+    if len(first) == ZMTP_SIGNATURE and first[0] == 0xFF and first[-1] == 0x7F:
+        return None
+    if not first:
+        return "something listens there but closed the connection without a word"
+    return f"something else answers there ({first[:16]!r}), not a ZeroMQ peer"
+
+
+def scheduler_probe(host: str, port: int) -> Probe:
+    """A try that succeeds when the scheduler's port answers as ps-lite does (ZeroMQ's greeting).
+
+    A bare TCP connect would take any program on the port for the scheduler, and
+    ps-lite would then wait on it forever.
+    """
+    return reply_probe(host, port, _zmq_greeting, size=ZMTP_SIGNATURE, timeout=1.0)
+
+
+def _not_formed(
+    address: str, layout: Layout, wait: timedelta, started: float
+) -> Callable[[float], LaunchError]:
+    """The error that ends a worker still inside ps-lite's registration at the deadline."""
+
+    def error(_: float) -> LaunchError:
+        waited = time.monotonic() - started
+        return LaunchError(
+            f"MXNet's kvstore did not form within {wait.total_seconds():g} s (this worker reached "
+            f"the scheduler at {address}; not every other node came in {waited:.0f} s)",
+            source="DMLC_NUM_WORKER, DMLC_NUM_SERVER",
+            value=f"{layout.num_workers} workers, {layout.num_servers} servers",
+            hint="a replica that crashed or started too late? raise `wait=` in configure() "
+            "for slow starts",
+        )
+
+    return error
+
+
 def _wait_for_scheduler(probe: Probe, address: str, deadline: timedelta) -> None:
     """Block until `probe` finds the scheduler at `address` up, or raise once `deadline` is past.
 
@@ -235,7 +293,7 @@ def _wait_for_scheduler(probe: Probe, address: str, deadline: timedelta) -> None
         source=_SCHEDULER_SOURCE,
         deadline=deadline,
         backoff=STEADY,
-        failed="did not accept connections",
+        failed="did not answer",
         hint="the chief, where it runs, may still be starting: raise `wait=` in configure(), "
         "or check that it runs and listens there",
     )

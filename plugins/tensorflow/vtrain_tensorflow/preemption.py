@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from vtrain.preemption import DEFAULT_GRACE, PreemptionHandler
+from vtrain.preemption import DEFAULT_GRACE, PreemptionHandler, committed_line
 from vtrain_tensorflow.tf_config_writer import uses_parameter_servers
 
 if TYPE_CHECKING:
@@ -31,6 +31,8 @@ def preemption_callback(
     """On SIGTERM, commit one checkpoint at the next batch end, then exit 143 (restart me).
 
     The checkpoint goes to `checkpoints` (or `directory`) within `grace` seconds.
+    Under MultiWorkerMirroredStrategy every worker saves at the same batch, agreed
+    through TensorFlow's PreemptionCheckpointHandler, and every worker exits 143.
     Under parameter-server training, at the next epoch's end: Keras allows no batch
     hooks there (ParameterServerStrategy refuses callbacks that have them).
     """
@@ -41,6 +43,14 @@ def preemption_callback(
     keras: Any = handle.keras
     manager = handle.checkpoint_manager(directory)
     batch_hooks = not uses_parameter_servers(handle.info)
+    import tensorflow as tf
+
+    if isinstance(handle.strategy, tf.distribute.MultiWorkerMirroredStrategy):
+        # MultiWorkerMirroredStrategy: a save on the signalled worker alone breaks the
+        # collectives; every worker must save at the same batch.
+        from vtrain_tensorflow.coordinated_preemption import coordinated_callback
+
+        return coordinated_callback(handle, handler, manager, save_weights_only=save_weights_only)
 
     class PreemptionCheckpoint(keras.callbacks.Callback):  # type: ignore[misc]
         """Catches SIGTERM while `fit` runs; saves at the next batch end and exits."""
@@ -78,11 +88,11 @@ def preemption_callback(
             uri = self.manager.save(record.step, writer(self.model, record))
             if self.manager.is_leader:
                 left = self.handler.time_left() or 0.0
-                print(
-                    f"\nvtrain: preempted; saved checkpoint step {record.step} "
-                    f"(epoch {record.epoch + 1}) to {uri}, {left:.1f} s of grace left",
-                    flush=True,
+                detail = (
+                    f"(epoch {record.epoch + 1}) to {uri}, "
+                    f"{self.handler.grace - left:.1f} s after the signal"
                 )
+                print(f"\n{committed_line(record.step, detail)}", flush=True)
             self.handler.exit()
 
     class AtBatchEnd(PreemptionCheckpoint):

@@ -30,6 +30,7 @@ PLACING = {
     "VTRAIN_SERVES_FILE": ["/tmp/vtrain-job-0/ps-0.serves"],  # `vtrain local run`, per replica
     "VTRAIN_LOCAL_RECORD": ["/out/disks/chief-0/run-0.record"],  # the rehearsal's probe
     "VTRAIN_LOCAL_WATCH": ["/out/model/"],  # the rehearsal's probe: the model folder
+    "VTRAIN_RESUME_FROM": ["gs://b/old-job/checkpoints/"],  # the job a parent job continued
 }
 # What a user sets to configure vtrain, whatever the job: every replica must see it.
 USER_SETTINGS = {

@@ -110,4 +110,4 @@ def _python_package(request: JobRequest, problems: Problems) -> None:
         problems.add(e)
 
 
-RULES = Rules(check=check, elsewhere=elsewhere, default_machine=DEFAULT_MACHINE)
+RULES = Rules(check=check, elsewhere=elsewhere, default_machine=DEFAULT_MACHINE, restarts_jobs=True)
