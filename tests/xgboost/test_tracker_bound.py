@@ -11,12 +11,12 @@ import signal
 import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 
 import pytest
 from cluster_run import clean_env
+from listeners import Listener
 from platform_examples import tf_config
 
 from vtrain_xgboost.tracker import GREETING, tracker_port
@@ -26,36 +26,6 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
-
-
-class Listener:
-    """A real socket that accepts every connection, keeps it open, and sends `first` (if any)."""
-
-    def __init__(self, first: bytes = b"") -> None:
-        self.server = socket.socket()
-        self.server.bind(("127.0.0.1", 0))
-        self.server.listen(16)
-        self.port = int(self.server.getsockname()[1])
-        self.first = first
-        self.held: list[socket.socket] = []
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def _serve(self) -> None:
-        while True:
-            try:
-                conn, _ = self.server.accept()
-            except OSError:
-                return
-            if self.first:
-                conn.sendall(self.first)
-                conn.close()  # a doorway says its line and hangs up
-            else:
-                self.held.append(conn)
-
-    def close(self) -> None:
-        self.server.close()
-        for conn in self.held:
-            conn.close()
 
 
 @pytest.fixture
@@ -103,7 +73,7 @@ def finish(process: subprocess.Popen[str]) -> tuple[int, str]:
 def test_another_program_on_the_chiefs_port_ends_a_workers_wait_at_the_deadline(
     first: bytes, problem: str
 ) -> None:
-    listener = Listener(first)
+    listener = Listener(first, hang_up=bool(first))  # another program answers, then hangs up
     try:
         code, err = finish(configure("worker", f"127.0.0.1:{listener.port}"))
     finally:
@@ -132,7 +102,7 @@ def test_a_chief_whose_address_is_not_its_own_is_told_so() -> None:
 def test_a_worker_stuck_inside_xgboosts_entry_is_ended_at_the_deadline(silent: Listener) -> None:
     # The doorway names a "tracker" that accepts and never answers: XGBoost's init blocks in
     # C code on it, and only the watchdog ends the worker, with one line.
-    doorway = Listener(b"%s %d\n" % (GREETING, silent.port))
+    doorway = Listener(b"%s %d\n" % (GREETING, silent.port), hang_up=True)
     try:
         code, err = finish(configure("worker", f"127.0.0.1:{doorway.port}"))
     finally:

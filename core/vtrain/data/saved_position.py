@@ -12,10 +12,24 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from vtrain.errors import CheckpointError
+from vtrain.errors import CheckpointError, UsageError
 
 POSITION_FILE = "data-position.json"
 """In a step folder: every trainer's position at the save, merged (`merge_states`)."""
+
+
+def own_position(data: object) -> dict[str, Any] | None:
+    """This trainer's position in `data` (what `save_checkpoint(data=...)` takes: a Stream)."""
+    state = getattr(data, "state", None)
+    if not callable(state):
+        raise UsageError(
+            "has no position",
+            source="data",
+            value=data,
+            expected="the vtrain.data.Stream being trained on (handle.stream(...)), or None",
+        )
+    position: dict[str, Any] | None = state()
+    return position
 
 
 def write_position(folder: str, position: str) -> None:

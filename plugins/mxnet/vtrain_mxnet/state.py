@@ -24,7 +24,6 @@ from typing import Any
 
 from vtrain.checkpoints import CheckpointManager
 from vtrain.data.saved_position import read_position, write_position
-from vtrain.errors import UsageError
 from vtrain.plugins.handle import Resumed
 from vtrain_mxnet.internals import states_are_local
 
@@ -49,16 +48,9 @@ def gather(
     part into the shared checkpoint folder; after `barrier` the leader reads them all.
     """
     from vtrain.data import merge_states
+    from vtrain.data.saved_position import own_position
 
-    state = getattr(data, "state", None)
-    if not callable(state):
-        raise UsageError(
-            "has no position",
-            source="data",
-            value=data,
-            expected="the vtrain.data.Stream being trained on (handle.stream(...)), or None",
-        )
-    mine = state()
+    mine = own_position(data)
     if world_size <= 1:
         if manager.is_leader:
             _sweep(manager, None)  # what a killed job of more workers left

@@ -11,8 +11,6 @@ from __future__ import annotations
 import json
 from typing import Any, Protocol
 
-from vtrain.errors import UsageError
-
 
 class Positioned(Protocol):
     """What `data=` takes: a `vtrain.data.Stream`, or the `StreamDataset` around one."""
@@ -25,16 +23,9 @@ def gather(data: Positioned) -> str:
     import torch.distributed as dist
 
     from vtrain.data import merge_states
+    from vtrain.data.saved_position import own_position
 
-    state = getattr(data, "state", None)
-    if not callable(state):
-        raise UsageError(
-            "has no position",
-            source="data",
-            value=data,
-            expected="the vtrain.data.Stream being trained on (handle.stream(...)), or None",
-        )
-    mine = state()
+    mine = own_position(data)
     if dist.is_available() and dist.is_initialized():
         states: list[Any] = [None] * dist.get_world_size()
         # Gathered on every rank: the trainers check them alike and none waits for the leader.

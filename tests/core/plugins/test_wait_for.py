@@ -10,6 +10,7 @@ import time
 from datetime import timedelta
 
 import pytest
+from listeners import Listener
 
 from vtrain import LaunchError
 from vtrain.plugins.wait import STEADY, Backoff, name_probe, reply_probe, tcp_probe, wait_for
@@ -119,37 +120,6 @@ def test_backoff_grows_to_its_ceiling_and_steady_does_not() -> None:
     assert [round(next(pauses), 3) for _ in range(5)] == [0.1, 0.2, 0.4, 0.5, 0.5]
     steady = STEADY.pauses()
     assert {next(steady) for _ in range(5)} == {0.05}
-
-
-class Listener:
-    """A real socket on 127.0.0.1 that accepts each connection and sends `first` (maybe nothing)."""
-
-    def __init__(self, first: bytes | None) -> None:
-        self.server = socket.socket()
-        self.server.bind(("127.0.0.1", 0))
-        self.server.listen(8)
-        self.port = int(self.server.getsockname()[1])
-        self.first = first
-        self.held: list[socket.socket] = []
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def _serve(self) -> None:
-        while True:
-            try:
-                conn, _ = self.server.accept()
-            except OSError:
-                return
-            if self.first is None:
-                conn.close()  # hangs up without a word
-            else:
-                self.held.append(conn)
-                conn.sendall(self.first)
-
-    def close(self) -> None:
-        self.server.shutdown(socket.SHUT_RDWR)  # wakes the accept: the port stops listening
-        self.server.close()
-        for conn in self.held:
-            conn.close()
 
 
 def _judge(first: bytes) -> str | None:
