@@ -18,7 +18,7 @@ The holder is taken over, with a warning that says why, when it is
 Every process holds one lease per folder, shared by its managers, refreshed every
 HEARTBEAT_EVERY seconds by one daemon thread, and given back when its last
 manager goes (or at exit). A holder that finds its lease taken over (it was
-frozen past STALE_AFTER, say) refuses its next save.
+frozen past STALE_AFTER, say) refuses its next save, naming the holder it found.
 
 On a mounted folder (a local disk, /gcs/), the check and the write happen under
 flock on the folder, which serializes the processes of one machine, and the
@@ -118,6 +118,20 @@ class Holder:
 
     def same_process(self, other: Holder) -> bool:
         return self.token == other.token or self.owner == other.owner
+
+
+@dataclass(frozen=True)
+class Loss:
+    """What a heartbeat found in place of this process's lease."""
+
+    holder: Holder | None
+    """The process that took it over, as that heartbeat read it; None for a lease that cannot
+    be read (not this process's either: its own are replaced whole, never half-written)."""
+
+    def describe(self) -> str:
+        if self.holder is None:
+            return f"its lease ({LEASE}) was rewritten with something that cannot be read"
+        return self.holder.describe()
 
 
 def identity(environ: Mapping[str, str], role: str, index: int) -> tuple[str | None, str]:
@@ -257,8 +271,8 @@ class Lease:
         self.uri = location.uri
         now = time.time()
         self.holder = Holder(me(), job, replica, now, now, os.urandom(8).hex())
-        self.lost: Holder | None = None
-        """Who took this lease over, once a heartbeat found it gone."""
+        self.lost: Loss | None = None
+        """Who took this lease over, as the heartbeat that found it gone saw them."""
         if location.path is not None:
             self._store: _Folder | _Object = _Folder(location.path)
         else:
@@ -304,7 +318,10 @@ class Lease:
         return self.holder
 
     def refresh(self) -> None:
-        """Renew the heartbeat; a lease another process holds now is marked `lost`."""
+        """Renew the heartbeat; a lease that is not this process's any more is marked `lost`.
+
+        Read, compare and write are one step (under the flock; on gs://, a write at the
+        generation that was read), so a heartbeat never writes over another's lease."""
         if self.lost is not None:
             return
         store = self._store
@@ -314,13 +331,13 @@ class Lease:
             with store.locked():
                 current, there = store.read()
                 if there and (current is None or current.token != self.holder.token):
-                    self.lost = current or self.holder
+                    self.lost = Loss(current)
                     return
                 store.write(self._fresh())
             return
         current, generation = store.read()
-        if current is not None and current.token != self.holder.token:
-            self.lost = current
+        if generation != 0 and (current is None or current.token != self.holder.token):
+            self.lost = Loss(current)
             return
         store.write(self._fresh(), generation)  # lost a race: the next heartbeat looks again
 
@@ -427,14 +444,19 @@ def _give_back(leases: list[Lease]) -> None:
         lease.give_back()
 
 
+def beat() -> None:
+    """One heartbeat: refresh every lease this process holds; give back those no one uses."""
+    with _lock:
+        doomed = _count_dropped()
+        leases = list(_held.values())
+    _give_back(doomed)
+    for lease in leases:
+        with contextlib.suppress(Exception):  # a network blip: the next beat tries again
+            lease.refresh()
+
+
 def _beat() -> None:
     pid = os.getpid()
     while _beating == [pid]:
         time.sleep(HEARTBEAT_EVERY)
-        with _lock:
-            doomed = _count_dropped()
-            leases = list(_held.values())
-        _give_back(doomed)
-        for lease in leases:
-            with contextlib.suppress(Exception):  # a network blip: the next beat tries again
-                lease.refresh()
+        beat()

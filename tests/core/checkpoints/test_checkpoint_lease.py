@@ -49,7 +49,11 @@ WRITER = """
         print("refused:", e, flush=True)
         sys.exit(3)
     print("holding", flush=True)
-    for line in sys.stdin:  # one step number a line: save it, or say why not
+    for line in sys.stdin:  # one step number a line: save it, or say why not; or "beat"
+        if line.strip() == "beat":  # one heartbeat now, whatever its thread does
+            lease.beat()
+            print("beaten", flush=True)
+            continue
         try:
             m.save(int(line), b"step %d" % int(line))
             print("saved", int(line), flush=True)
@@ -80,10 +84,24 @@ def line(process: subprocess.Popen[str]) -> str:
     return process.stdout.readline().rstrip("\n")
 
 
+def heartbeat(medium) -> float:
+    """When the lease in `medium`'s folder was last refreshed."""
+    return float(
+        json.loads(open_location(medium.uri, **medium.options).read_bytes(LEASE))["heartbeat"]
+    )
+
+
 def test_a_second_writer_fails_fast_and_a_dead_ones_lease_is_taken_over(medium) -> None:
-    first = start(medium, "1", "job-a")
+    first = start(medium, "1", "job-a", heartbeat=0.05)
     assert line(first) == "holding"
     host = socket.gethostname()
+
+    # Its heartbeat thread refreshes the lease (however long a loaded machine takes to run it).
+    taken = heartbeat(medium)
+    deadline = time.monotonic() + 60
+    while heartbeat(medium) == taken:
+        assert time.monotonic() < deadline, "no heartbeat in 60 s"
+        time.sleep(0.05)
 
     # Another job's writer: refused before it touches anything, naming the first.
     code, out, _ = finish(start(medium, "2", "job-b"))
@@ -123,31 +141,41 @@ def test_a_second_writer_fails_fast_and_a_dead_ones_lease_is_taken_over(medium) 
     assert LEASE not in open_location(medium.uri, **medium.options).list()
 
 
-def test_a_holder_that_lost_its_lease_refuses_to_save(medium) -> None:
-    holder = start(medium, "1", "job-a", heartbeat=0.05)
+_THIEF = Holder(Owner(4242, "host-b"), "job-b", "chief-0", 1.7e9, 1.7e9, "f00d").to_bytes()
+
+
+@pytest.mark.parametrize(
+    ("lease", "named"),
+    [
+        # Another host took it over (this one was frozen past STALE_AFTER, say).
+        (_THIEF, r"pid 4242 on host-b \(job job-b, chief-0\), since 2023-11-14 22:13:20 UTC"),
+        # Half of a lease, as a writer that truncates before it writes leaves it for a moment:
+        # not this process's (its own are replaced whole), and never named as this process.
+        (b"", r"its lease \(\.writer-lease\.json\) was rewritten with something that cannot be"),
+    ],
+    ids=["another-holder", "unreadable"],
+)
+def test_a_holder_that_lost_its_lease_refuses_to_save(medium, lease: bytes, named: str) -> None:
+    # Its heartbeat thread sleeps through the test and the test beats by hand, so no heartbeat
+    # reads the lease while it is written here: on the emulator, which ignores generation
+    # preconditions, one that read just before would write over it.
+    holder = start(medium, "1", "job-a", heartbeat=3600)
     assert line(holder) == "holding"
-    loc = open_location(medium.uri, **medium.options)
-    record = json.loads(loc.read_bytes(LEASE))
-    time.sleep(0.5)  # a few heartbeats
-    assert json.loads(loc.read_bytes(LEASE))["heartbeat"] > record["heartbeat"]
-    # Another host took it over (this one was frozen past STALE_AFTER, say).
-    thief = Holder(Owner(4242, "host-b"), "job-b", "chief-0", time.time(), time.time(), "f00d")
-    for _ in range(10):
-        loc.write_bytes(LEASE, thief.to_bytes())
-        time.sleep(0.5)  # many heartbeats: each one reads the lease before it writes
-        if json.loads(loc.read_bytes(LEASE))["token"] == "f00d":
-            break  # (not written over by a heartbeat that had read the lease just before)
     assert holder.stdin is not None
-    holder.stdin.write("2\n")
+    loc = open_location(medium.uri, **medium.options)
+    loc.write_bytes(LEASE, lease)
+    for command in ("beat", "2", "beat"):
+        holder.stdin.write(f"{command}\n")
     holder.stdin.flush()
+    assert line(holder) == "beaten"
     out = line(holder)
-    finish(holder)
-    assert re.search(
-        r"refused: .*another process took over this checkpoint folder: pid 4242 on host-b "
-        r"\(job job-b, chief-0\)",
-        out,
+    assert re.fullmatch(
+        rf"refused: \S+/root: another process took over this checkpoint folder: {named}.*", out
     ), out
-    assert json.loads(loc.read_bytes(LEASE))["token"] == "f00d"  # it never wrote over it
+    assert f"pid {holder.pid} on" not in out  # never this process itself
+    assert line(holder) == "beaten"
+    finish(holder)
+    assert loc.read_bytes(LEASE) == lease  # no heartbeat wrote over it, and it was not given back
     assert CheckpointManager(medium.uri, is_leader=False, **medium.options).steps() == [1]
 
 
