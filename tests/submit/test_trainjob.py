@@ -188,7 +188,8 @@ def test_the_rehearsal_runs_num_nodes_with_the_torch_plugin_env(
     # Node 0 bound PET_MASTER_ADDR:PET_MASTER_PORT and heard from both other nodes there.
     assert records["node-0"]["heard"] == [1, 2]
     masters = {(r["env"]["PET_MASTER_ADDR"], r["env"]["PET_MASTER_PORT"]) for r in records.values()}
-    assert len(masters) == 1 and next(iter(masters))[0] == "127.0.0.1"
+    # Every node meets node-0 at its own address (each replica has one: 127.0.0.2, …).
+    assert len(masters) == 1 and next(iter(masters))[0] == "127.0.0.2"
     for name, r in records.items():
         env = r["env"]
         assert env["PET_NNODES"] == "3" and env["PET_NODE_RANK"] == name.split("-")[1]
