@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -16,9 +18,12 @@ from vtrain_tensorflow.tf_config_writer import uses_parameter_servers
 
 if TYPE_CHECKING:
     from vtrain_tensorflow.keras_checkpoint import KerasCheckpoint
+    from vtrain_tensorflow.stream_batches import StreamBatches
 
 BACKUP = "backup"
 EVALUATION = "eval"
+STEP = "step"
+"""In `resume()`'s `extra`: the committed step (batches trained) that was loaded."""
 
 
 @dataclass(frozen=True)
@@ -111,6 +116,48 @@ class TensorFlowHandle(Handle):
             client=client,
         )
 
+    def stream(
+        self,
+        split: str = "training",
+        *,
+        resume: Resumed | Mapping[str, Any] | None = None,
+        **options: Any,
+    ) -> Any:
+        """This worker's records of `split`, epoch after epoch, positioned where `resume` stood.
+
+        As the PyTorch handle's: `resume` is what `resume()` returned or a merged
+        position; what was left of its epoch is dealt among this job's workers, however
+        many saved it. `options` are `vtrain.data.stream`'s. `stream_batches` feeds it to `fit`.
+        """
+        from vtrain.data import stream
+        from vtrain.data.saved_position import describe_resume
+
+        position = resume.data if isinstance(resume, Resumed) else resume
+        rank, world_size = (None, None) if self.rank is None else self._place("stream")
+        made = stream(split, rank=rank, world_size=world_size, resume=position,
+                      environ=self.environ, **options)  # fmt: skip
+        if self.is_leader and isinstance(resume, Resumed) and resume:
+            step = int(resume.extra.get(STEP, resume.done))
+            print(describe_resume(step, position, made.world_size), file=sys.stderr, flush=True)
+        return made
+
+    def stream_batches(
+        self, stream: Any, *, batch_size: int, output_signature: Any = None
+    ) -> StreamBatches:
+        """`stream` as a tf.data.Dataset for `fit` (`.dataset`), `batch_size` records per worker
+        and step; pass it to `model_checkpoint(data=...)` to commit the position with the model.
+
+        `.dataset` is batched by the global batch (`batch_size` times the workers), as
+        MultiWorkerMirroredStrategy expects; each epoch of `fit` reads one of the stream's.
+        Records are typed by `output_signature`, else by the first record.
+        """
+        from vtrain_tensorflow.stream_batches import StreamBatches
+
+        workers = 1 if self.rank is None else self._place("stream_batches")[1]
+        return StreamBatches(
+            stream, batch_size=batch_size, workers=workers, output_signature=output_signature
+        )
+
     # -- checkpoints, the model -------------------------------------------------------------
 
     def resume(
@@ -127,13 +174,13 @@ class TensorFlowHandle(Handle):
         checkpoint loaded; a fresh start is falsy, `done` 0. Every replica must call it.
         """
         from vtrain.storage import open_location
-        from vtrain_tensorflow.resume import resume_from
+        from vtrain_tensorflow.resume import continued, resume_from
 
         folder = self.context.checkpoint_dir if filepath is None else os.path.dirname(filepath)
         record = resume_from(
             model,
             self.strategy,
-            manager=self.checkpoint_manager(directory),
+            manager=continued(self.checkpoint_manager(directory), self.environ),
             plain=open_location(folder, environ=self.environ),
             filepath=filepath,
         )
@@ -145,7 +192,10 @@ class TensorFlowHandle(Handle):
             f"initial_epoch={record.initial_epoch}",
             flush=True,
         )
-        return Resumed(done=record.initial_epoch, uri=record.uri)
+        # `done` counts epochs, as `fit` resumes; the step is what the data's log line names.
+        return Resumed(
+            done=record.initial_epoch, uri=record.uri, extra={STEP: record.step}, data=record.data
+        )
 
     def best(self, model: Any = None, *, directory: str | None = None) -> KerasCheckpoint | None:
         """The committed checkpoint with the best monitored value; loaded into `model` if given.

@@ -5,6 +5,7 @@ step-000000000048/data-…/
   model.keras          the full model (weights and optimizer state), or
   model.weights.h5     the weights alone (save_weights_only)
   vtrain-keras.json    where in training it was taken, and the monitored value
+  data-position.json   every worker's data position, merged (model_checkpoint(data=...))
 ```
 
 The record sits beside the model so that the manifest's CRC covers it too, and
@@ -17,13 +18,15 @@ from __future__ import annotations
 import json
 import math
 import os
-from dataclasses import asdict, dataclass, replace
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from vtrain.checkpoints import CheckpointManager
 from vtrain.checkpoints.checksums import checksum
 from vtrain.checkpoints.layout import step_folder
 from vtrain.checkpoints.restore import committed_manifest
+from vtrain.data.saved_position import write_position
 from vtrain.errors import CheckpointError
 from vtrain_tensorflow.internals import optimizer_built
 
@@ -51,6 +54,8 @@ class KerasCheckpoint:
     weights_only: bool = False
     uri: str = ""
     """The committed step folder, or the plain ModelCheckpoint file."""
+    data: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
+    """The data position loaded with the step (its own file, not the record); None if none."""
 
     @property
     def initial_epoch(self) -> int:
@@ -64,7 +69,7 @@ class KerasCheckpoint:
 
     def to_json(self) -> bytes:
         """The record file's content (the uri is where it is read from, not stored)."""
-        fields = {k: v for k, v in asdict(self).items() if k != "uri"}
+        fields = {k: v for k, v in asdict(self).items() if k not in ("uri", "data")}
         return json.dumps({"format": FORMAT, **fields}, sort_keys=True).encode()
 
     @classmethod
@@ -108,8 +113,9 @@ def finite(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def writer(model: Any, record: KerasCheckpoint) -> Any:
-    """The callable `CheckpointManager.save` runs: the model file, then the record, in `folder`."""
+def writer(model: Any, record: KerasCheckpoint, position: str | None = None) -> Any:
+    """The callable `CheckpointManager.save` runs: the model file, the record and the data
+    `position` (merged JSON, if any), in `folder`."""
 
     def write(folder: str) -> None:
         path = os.path.join(folder, record.model_file)
@@ -119,6 +125,8 @@ def writer(model: Any, record: KerasCheckpoint) -> Any:
             model.save(path)
         with open(os.path.join(folder, RECORD), "wb") as f:
             f.write(record.to_json())
+        if position is not None:
+            write_position(folder, position)
 
     return write
 

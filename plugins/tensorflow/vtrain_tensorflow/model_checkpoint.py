@@ -97,6 +97,7 @@ def model_checkpoint(
     keep_every: int | None = None,
     directory: str | None = None,
     blocking: bool = False,
+    data: Any = None,
 ) -> Any:
     """Keras' ModelCheckpoint, with ModelCheckpoint's arguments, every save a committed step.
 
@@ -106,6 +107,8 @@ def model_checkpoint(
     and `best`. Every replica must run it, as Keras' own. Each step is
     committed in the background while training goes on, unless `blocking`.
     Saves go to `checkpoints` (`<AIP_CHECKPOINT_DIR>/keras`), or to `directory`.
+    With `data` (the `handle.stream_batches(...)` that `fit` trains on) every
+    worker's data position after the step just trained goes into the same commit.
     """
     from vtrain_tensorflow.keras_checkpoint import records, writer
     from vtrain_tensorflow.progress import Progress
@@ -115,6 +118,7 @@ def model_checkpoint(
     every = 0 if frequency == "epoch" else int(frequency)
     keras: Any = handle.keras
     manager = handle.checkpoint_manager(directory, keep=keep, keep_every=keep_every)
+    positions = _check_data(data)
 
     class VtrainModelCheckpoint(keras.callbacks.Callback):  # type: ignore[misc]
         """ModelCheckpoint's decisions; CheckpointManager's commit."""
@@ -131,6 +135,7 @@ def model_checkpoint(
             self.best: float | None = initial_value_threshold
             self.progress = Progress(lambda: manager.latest_step() or 0)
             self._since_save = 0
+            self._last_batch: int | None = None
 
         def on_train_begin(self, logs: dict[str, Any] | None = None) -> None:
             if self.save_best_only and self.mode is not None:
@@ -177,7 +182,16 @@ def model_checkpoint(
                 was = "inf" if self.best is None else f"{self.best:.5f}"
                 said += f"{self.monitor} improved from {was} to {record.value:.5f}, "
                 self.best = record.value
-            uri = self.manager.save(record.step, writer(self.model, record), blocking=blocking)
+            position = None
+            if positions is not None:
+                from vtrain_tensorflow.positions import gather
+
+                # At an epoch's end the stream has reached it; mid-epoch, the step just trained.
+                mine = positions.position(None if at_epoch_end else self._last_batch)
+                place = handle._place("model_checkpoint(data=)")
+                position = gather(self.manager, record.step, mine, place, handle.barrier)
+            save = writer(self.model, record, position)
+            uri = self.manager.save(record.step, save, blocking=blocking)
             done = "saved" if blocking else "saving (committed in the background)"
             self._say(f"{said}{done} checkpoint step {record.step} to {uri}")
 
@@ -196,9 +210,25 @@ def model_checkpoint(
         def on_train_batch_end(self, batch: int, logs: dict[str, Any] | None = None) -> None:
             before = self.progress.in_epoch
             self.progress.batch_end(batch)
+            self._last_batch = batch
             self._since_save += self.progress.in_epoch - before
             if self._since_save >= every:
                 self._since_save = 0
                 self._save(logs, at_epoch_end=False)
 
     return VtrainModelCheckpoint() if frequency == "epoch" else EveryNBatches()
+
+
+def _check_data(data: Any) -> Any:
+    """`data` as model_checkpoint takes it: None, or the StreamBatches that `fit` trains on."""
+    from vtrain_tensorflow.stream_batches import StreamBatches
+
+    if data is None or isinstance(data, StreamBatches):
+        return data
+    raise UsageError(
+        "cannot tell which records a step trained",
+        source="model_checkpoint(data=...)",
+        value=data,
+        expected="the handle.stream_batches(...) whose dataset fit trains on",
+        hint="fit reads ahead of training: a Stream's own position would skip what it prefetched",
+    )

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import replace
 from typing import Any
 
 from vtrain.checkpoints import CheckpointManager
+from vtrain.data.saved_position import read_position
 from vtrain.errors import CheckpointError
 from vtrain.storage.location import Location
 from vtrain_tensorflow import plain_checkpoints
@@ -54,7 +56,8 @@ def _load_committed(
         with open(os.path.join(checkpoint.directory, RECORD), "rb") as f:
             record = KerasCheckpoint.from_json(f.read(), checkpoint.uri)
         load(model, os.path.join(checkpoint.directory, record.model_file), strategy)
-    return record
+        data = read_position(checkpoint.directory, checkpoint.uri)
+    return replace(record, data=data)
 
 
 def _load_plain(
@@ -79,6 +82,27 @@ def _load_plain(
         weights_only=not found.name.endswith(".keras"),
         uri=uri,
     )
+
+
+def continued(manager: CheckpointManager, environ: Mapping[str, str]) -> CheckpointManager:
+    """`manager`, or the old job's (VTRAIN_RESUME_FROM) until this job commits a step of its own.
+
+    Keras resumes step by step (its records say which is furthest), so it reads the
+    folder itself rather than through `restore()`'s own fallback to the old job's.
+    """
+    if manager.resume_from is None or manager.steps():
+        return manager
+    older = CheckpointManager(manager.resume_from, is_leader=False, per_trial=False,
+                              environ=environ)  # fmt: skip
+    if not older.steps():
+        # Asked to continue and nothing to continue from: a typo, not a fresh start.
+        raise CheckpointError(
+            "no committed step to continue from",
+            source=manager.resume_from,
+            expected="the checkpoint folder of a job that committed a Keras step",
+            hint="VTRAIN_RESUME_FROM (--resume-from) names it: the old job's AIP_CHECKPOINT_DIR",
+        )
+    return older
 
 
 def resume_from(
