@@ -51,7 +51,7 @@ def test_a_commit_holds_the_position_and_a_resume_reads_only_the_rest(
     assert "the commit of step 1 holds no data position" in capsys.readouterr().err
     batches = handle.stream_iter(data, data=["x"], label="id", batch_size=4)
     seen = [int(i) for _ in range(2) for i in next(batches).label[0].asnumpy()]
-    stale = tmp_path / "ckpt" / "data-positions" / "epoch-7"
+    stale = tmp_path / "ckpt" / "data-positions" / "step-7"
     stale.mkdir(parents=True)
     (stale / "rank-1.json").write_text("{}")  # a part a killed job of 2 workers left
     handle.save_checkpoint(2, net, blocking=True, data=data)

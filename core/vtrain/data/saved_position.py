@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from vtrain.errors import CheckpointError, UsageError
+from vtrain.storage.location import Location
 
 POSITION_FILE = "data-position.json"
 """In a step folder: every trainer's position at the save, merged (`merge_states`)."""
+PARTS = "data-positions"
+"""Beside the steps, for frameworks whose collectives move no objects (MXNet, TensorFlow):
+``step-<N>/rank-<r>.json``, each worker's part until the leader commits them merged."""
 
 
 def own_position(data: object) -> dict[str, Any] | None:
@@ -84,3 +88,46 @@ def describe_resume(done: int, position: Mapping[str, Any] | None, world_size: i
             f"per-worker batches, not {was}"
         )
     return line
+
+
+def gather_through_folder(
+    checkpoint_dir: Location,
+    step: int,
+    mine: dict[str, Any] | None,
+    place: tuple[int, int],
+    *,
+    is_leader: bool,
+    barrier: Callable[[], None],
+) -> str | None:
+    """Every worker's position, merged, as JSON on the leader (None elsewhere); a collective.
+
+    `checkpoint_dir` is the checkpoints' `vtrain.storage` location: each worker writes its
+    part beside the steps, all meet at `barrier`, and the leader reads and merges them.
+    """
+    from vtrain.data.merge import merge_states
+
+    rank, world_size = place
+    parts = checkpoint_dir.join(PARTS)
+    if world_size <= 1:
+        if is_leader:
+            _sweep(parts, None)  # what a killed job of more workers left
+        return json.dumps(merge_states([mine]), separators=(",", ":"))
+    folder = parts.join(f"step-{step}")
+    folder.write_bytes(f"rank-{rank}.json", json.dumps(mine).encode())
+    barrier()  # every part is written
+    if not is_leader:
+        return None
+    merged = merge_states(
+        [json.loads(folder.read_bytes(f"rank-{r}.json")) for r in range(world_size)]
+    )
+    _sweep(parts, step)  # read: the commit holds them now, merged
+    return json.dumps(merged, separators=(",", ":"))
+
+
+def _sweep(parts: Location, upto: int | None) -> None:
+    """Remove the parts of saves up to `upto` (all when None): this save's, and any a killed
+    job left. Later ones may be being written already, by workers past the barrier."""
+    for name in parts.list():
+        number = name.rstrip("/").removeprefix("step-")
+        if number.isdigit() and (upto is None or int(number) <= upto):
+            parts.remove(name.rstrip("/"))

@@ -8,9 +8,9 @@ cannot save: the parameters alone are kept then.
 
 With `data` (the stream trained on) every worker's position goes into the same
 commit. MXNet's kvstore gathers no objects, so each worker writes its own part
-beside the steps (`PARTS`), all meet at the kvstore's barrier, and the leader
-merges the parts into the step it commits, then removes them. The parameters
-and trainer states are whole on every worker under dist_sync, so a commit can
+beside the steps (`vtrain.data.saved_position.PARTS`), all meet at the kvstore's
+barrier, and the leader merges the parts into the step it commits, then removes
+them. The parameters and trainer states are whole on every worker under dist_sync, so a commit can
 be resumed by any number of workers: the servers of the new job start from the
 workers' parameters, and what was left of the epoch is dealt anew.
 """
@@ -30,8 +30,6 @@ from vtrain_mxnet.internals import states_are_local
 PARAMS_FILE = "net.params"
 STATES_FILE = "trainer.states"
 INFO_FILE = "epoch.json"
-PARTS = "data-positions"
-"""Beside the steps: ``epoch-<N>/rank-<r>.json``, each worker's part until the leader commits."""
 
 
 def gather(
@@ -44,35 +42,19 @@ def gather(
 ) -> str | None:
     """Every worker's position of `data`, merged, as JSON on the leader (None elsewhere).
 
-    A collective: every worker must call it at the same epoch. Each writes its
-    part into the shared checkpoint folder; after `barrier` the leader reads them all.
+    A collective: every worker must call it at the same epoch. MXNet's kvstore gathers no
+    objects: the parts meet in the checkpoint folder (`vtrain.data.saved_position`).
     """
-    from vtrain.data import merge_states
-    from vtrain.data.saved_position import own_position
+    from vtrain.data.saved_position import gather_through_folder, own_position
 
-    mine = own_position(data)
-    if world_size <= 1:
-        if manager.is_leader:
-            _sweep(manager, None)  # what a killed job of more workers left
-        return json.dumps(merge_states([mine]), separators=(",", ":"))
-    folder = manager.location.join(PARTS, f"epoch-{epoch}")
-    folder.write_bytes(f"rank-{rank}.json", json.dumps(mine).encode())
-    barrier()  # every part is written
-    if not manager.is_leader:
-        return None
-    parts = [json.loads(folder.read_bytes(f"rank-{r}.json")) for r in range(world_size)]
-    _sweep(manager, epoch)  # read: the commit holds them now, merged
-    return json.dumps(merge_states(parts), separators=(",", ":"))
-
-
-def _sweep(manager: CheckpointManager, upto: int | None) -> None:
-    """Remove the parts of saves up to `upto` (all when None): those of this save, and any a
-    killed job left. Later ones may be being written already, by workers past the barrier."""
-    parts = manager.location.join(PARTS)
-    for name in parts.list():
-        number = name.rstrip("/").removeprefix("epoch-")
-        if number.isdigit() and (upto is None or int(number) <= upto):
-            parts.remove(name.rstrip("/"))
+    return gather_through_folder(
+        manager.location,
+        epoch,
+        own_position(data),
+        (rank, world_size),
+        is_leader=manager.is_leader,
+        barrier=barrier,
+    )
 
 
 class GluonState:
