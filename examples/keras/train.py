@@ -31,6 +31,7 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=512)
     parser.add_argument("--learning-rate", "--learning_rate", type=float, default=0.05)
     parser.add_argument("--epoch-delay", type=float, default=0.0, help="seconds to sleep per epoch")
+    parser.add_argument("--job-dir", help="AI Platform's jobDir; outputs go to vtrain's folders")
     args = parser.parse_args()
 
     handle = vtrain.plugins.get("tensorflow").configure()

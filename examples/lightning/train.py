@@ -61,6 +61,7 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=16, help="per replica")
     parser.add_argument("--samples", type=int, default=480)
     parser.add_argument("--learning-rate", "--learning_rate", type=float, default=0.05)
+    parser.add_argument("--job-dir", help="AI Platform's jobDir; outputs go to vtrain's folders")
     args = parser.parse_args()
 
     handle = vtrain.plugins.get("pytorch").configure()

@@ -38,6 +38,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--chief-trains", action="store_true")
     parser.add_argument("--servers-beside-workers", action="store_true")
     parser.add_argument("--step-delay", type=float, default=0.0, help="seconds; for kill tests")
+    parser.add_argument("--job-dir", help="AI Platform's jobDir; outputs go to vtrain's folders")
     return parser.parse_args()
 
 

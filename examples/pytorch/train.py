@@ -46,6 +46,7 @@ def main() -> None:
     parser.add_argument("--learning-rate", "--learning_rate", type=float, default=0.05)
     parser.add_argument("--checkpoint-every", type=int, default=10)
     parser.add_argument("--step-delay", type=float, default=0.0, help="seconds to sleep per step")
+    parser.add_argument("--job-dir", help="AI Platform's jobDir; outputs go to vtrain's folders")
     args = parser.parse_args()
 
     handle = vtrain.plugins.get("pytorch").configure()

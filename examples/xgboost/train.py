@@ -64,6 +64,7 @@ def main() -> None:
     parser.add_argument("--subsample", type=float, default=1.0)
     parser.add_argument("--nthread", type=int, default=0, help="threads per replica (0: all)")
     parser.add_argument("--checkpoint-every", type=int, default=10)
+    parser.add_argument("--job-dir", help="AI Platform's jobDir; outputs go to vtrain's folders")
     args = parser.parse_args()
 
     handle = vtrain.plugins.get("xgboost").configure()

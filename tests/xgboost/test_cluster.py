@@ -163,7 +163,7 @@ def test_a_worker_killed_mid_training_resumes_to_the_uninterrupted_model(tmp_pat
     # Worker 0 dies after round 23 on its first run; the job restarts every replica, and
     # every one resumes from the last round the chief committed (every 5 rounds): 20, or
     # 15 if the chief was stopped while its background writer was still committing 20.
-    # The restarted chief retries its port, held by the first run's closed connections.
+    # The restarted chief binds its port again at once (see test_tracker_bound.py).
     run, found = run_job(
         tmp_path / "killed", ["--workers", "2", "--restart-job-on-worker-restart"], KILL_AT="23"
     )

@@ -11,6 +11,7 @@ from lightning.pytorch import Callback, LightningModule, Trainer
 import vtrain
 from vtrain.checkpoints import Checkpoint, CheckpointManager
 from vtrain.plugins.handle import Handle
+from vtrain.preemption import EXIT_STATUS, committed_line
 from vtrain_pytorch.provenance import LIGHTNING, check, record
 
 CHECKPOINT_FILE = "lightning.ckpt"
@@ -24,6 +25,11 @@ class VtrainCheckpoint(Callback):  # type: ignore[misc]
     committed whole or not at all, and only the leader writes it. Unless
     `blocking`, the leader serializes the state to local disk and trains on while
     the step is synced (or uploaded) and committed in the background.
+
+    On SIGTERM (a preemption) Lightning stops every rank at the next batch when
+    rank 0 got it (and only the rank that got it otherwise); then the state is
+    committed there, the leader says `committed step N`, and the process exits
+    143, not Lightning's 0, which would end a Vertex job as a success.
     """
 
     def __init__(
@@ -38,6 +44,27 @@ class VtrainCheckpoint(Callback):  # type: ignore[misc]
         """Commit the state after every `every_n_epochs` epochs."""
         if (trainer.current_epoch + 1) % self.every_n_epochs or trainer.sanity_checking:
             return
+        self._save(trainer, blocking=self.blocking)
+
+    def on_exception(
+        self, trainer: Trainer, pl_module: LightningModule, exception: BaseException
+    ) -> None:
+        """After a SIGTERM, commit the state where every rank stopped; then exit 143."""
+        from lightning.pytorch.utilities.exceptions import SIGTERMException
+
+        if not isinstance(exception, SIGTERMException):
+            return
+        # Rank 0's SIGTERM stops every rank together (Lightning broadcasts it each batch):
+        # the others did not get it themselves. A rank that got it alone stops alone, and a
+        # save (a collective) would wait for ranks that train on: it only leaves.
+        together = trainer.received_sigterm == trainer.is_global_zero
+        if together:
+            self._save(trainer, blocking=True)
+            if self.manager.is_leader:
+                print(committed_line(trainer.global_step), flush=True)
+        raise SystemExit(EXIT_STATUS)
+
+    def _save(self, trainer: Trainer, *, blocking: bool) -> None:
         # Trainer.save_checkpoint is the public way to the full state; every rank must call
         # it (it gathers sharded state and ends in a barrier), and only global rank 0 writes.
         # weights_only=False, said: the full state is the point (optimizer, loops, callbacks),
@@ -48,7 +75,7 @@ class VtrainCheckpoint(Callback):  # type: ignore[misc]
                 trainer.save_checkpoint(os.path.join(folder, CHECKPOINT_FILE), weights_only=False)
                 record(folder, LIGHTNING)
 
-            self.manager.save(trainer.global_step, write, blocking=self.blocking)
+            self.manager.save(trainer.global_step, write, blocking=blocking)
         else:
             with tempfile.TemporaryDirectory(prefix="vtrain-lightning-") as scratch:
                 trainer.save_checkpoint(os.path.join(scratch, CHECKPOINT_FILE), weights_only=False)

@@ -1,0 +1,123 @@
+"""The fault matrix, measured: each cell's time to recover and work redone, against the targets.
+
+    python bench/faults.py                       # PyTorch DDP and XGBoost, every cell
+    python bench/faults.py --frameworks xgboost --faults "preempt chief"
+
+Runs the cells of tests/pytorch/test_fault_matrix.py (DDP) and
+tests/xgboost/test_fault_matrix.py, each framework in its nox venv
+(.nox/framework-framework-<name>, else this interpreter), and prints per cell:
+
+- recover: seconds from the kill to the chief's first step after the resume;
+  target: one replica's cold start (launch to first step, uninterrupted) + 5 s;
+- redone: steps trained twice (reached before the kill, less the step resumed
+  from); target: at most the commit interval;
+- commit: seconds from a SIGTERM to its `committed step N` line; target: 10 s.
+
+A figure over its target is marked `!`; the cell's outcome is `resumes` (the job
+finished, resumed) or what stopped it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+COLD_MARGIN, COMMIT_TARGET = 5.0, 10.0
+
+
+def cells(framework: str) -> tuple[list[tuple[str, str]], int, Callable[..., Any]]:
+    """The framework's (fault, policy) cells, its commit interval and how to run one."""
+    # Each framework's test module defines its cells; both are named test_fault_matrix.
+    sys.path.insert(0, str(ROOT / "tests" / framework))
+    import test_fault_matrix as t
+
+    if framework == "pytorch":
+
+        def run(out: Path, fault: str | None, policy: str) -> Any:
+            return t.cell(out, fault, policy, t.DDP, t.DDP_START)
+
+        return t.CELLS, t.DDP_EVERY, run
+    return t.CELLS, t.EVERY, t.cell
+
+
+def measure(framework: str, faults: list[str] | None) -> list[dict[str, Any]]:
+    """Run the cold start and every cell of `framework` here; one row per cell."""
+    chosen, every, run = cells(framework)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="vtrain-faults-") as scratch:
+        cold = run(Path(scratch, "cold"), None, "replica")
+        for fault, policy in chosen:
+            if faults and fault not in faults:
+                continue
+            done = run(Path(scratch, f"{fault}-{policy}".replace(" ", "-")), fault, policy)
+            outcome = "resumes"
+            if done.timed_out:
+                outcome = "stops: hung (timed out)"
+            elif done.returncode != 0:
+                outcome = f"stops: exit {done.returncode}: " + done.output.strip().splitlines()[-1]
+            rows.append(
+                {"framework": framework, "fault": fault, "policy": policy, "outcome": outcome,
+                 "cold": cold.first_step(), "recover": done.recover(), "redone": done.redone(),
+                 "commit": done.commit(), "every": every}
+            )  # fmt: skip
+    return rows
+
+
+def venv_python(framework: str) -> str:
+    found = ROOT / ".nox" / f"framework-framework-{framework}" / "bin" / "python"
+    return str(found) if found.exists() else sys.executable
+
+
+def show(rows: list[dict[str, Any]]) -> None:
+    print(f"{'framework':9}  {'fault':17}  {'policy':7}  {'recover (target)':20}  "
+          f"{'redone (target)':16}  {'commit':9}  outcome")  # fmt: skip
+    for r in rows:
+        cold, recover, redone, commit = r["cold"], r["recover"], r["redone"], r["commit"]
+        target = None if cold is None else float(cold) + COLD_MARGIN
+        rec = "-" if recover is None else f"{recover:.1f} s"
+        if recover is not None and target is not None and float(recover) > target:
+            rec += " !"
+        rec += "" if target is None else f" ({target:.1f} s)"
+        red = "-" if redone is None else f"{redone}"
+        if redone is not None and int(redone) > int(r["every"]):
+            red += " !"
+        red += f" ({r['every']})"
+        com = "-" if commit is None else f"{commit:.1f} s"
+        if commit is not None and float(commit) > COMMIT_TARGET:
+            com += " !"
+        print(f"{r['framework']:9}  {r['fault']:17}  {r['policy']:7}  {rec:20}  {red:16}  "
+              f"{com:9}  {r['outcome']}")  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--frameworks", nargs="+", default=["pytorch", "xgboost"],
+                        choices=["pytorch", "xgboost"])  # fmt: skip
+    parser.add_argument("--faults", nargs="+", help="only these faults (e.g. 'kill chief')")
+    parser.add_argument("--here", help=argparse.SUPPRESS)  # one framework, in its venv: JSON out
+    args = parser.parse_args()
+    if args.here:
+        print(json.dumps(measure(args.here, args.faults)))
+        return
+    rows: list[dict[str, Any]] = []
+    for framework in args.frameworks:
+        command = [venv_python(framework), __file__, "--here", framework]
+        if args.faults:
+            command += ["--faults", *args.faults]
+        done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT)
+        if done.returncode != 0:
+            sys.exit(f"{framework}: the cells did not run:\n{done.stderr[-3000:]}")
+        rows += json.loads(done.stdout.strip().splitlines()[-1])
+    show(rows)
+
+
+if __name__ == "__main__":
+    main()

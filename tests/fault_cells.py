@@ -1,0 +1,176 @@
+"""The fault matrix's cells: a job under `vtrain local run --kill`, watched line by line.
+
+Each replica runs its example under tests/<framework>/scripts/ticking.py, which
+prints `vtrain-start TIME` as the process starts and `vtrain-tick K TIME` after its
+K-th step. With the step a run started from (the example's own resume line), the
+kill's line and the preemption's `committed step N` line, a cell gives its figures:
+
+- recover: seconds from the kill to the chief's first step after the resume;
+- redone: steps trained again (the furthest step reached before the restart, less
+  the step resumed from);
+- commit: seconds from a SIGTERM to the `committed step N` line.
+
+tests/pytorch/test_fault_matrix.py, tests/xgboost/test_fault_matrix.py and
+bench/faults.py run the cells.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cluster_run import clean_env
+
+# fault -> the --kill argument (who, and the signal: :TERM is a preemption notice).
+FAULTS = {
+    "kill worker": "worker:0@{at}",
+    "kill chief": "chief:0@{at}",
+    "preempt worker": "worker:0@{at}:TERM",
+    "preempt chief": "chief:0@{at}:TERM",
+}
+# policy -> vtrain local run's options: Vertex's default restarts the failed replica alone.
+POLICIES = {"replica": [], "job": ["--restart-job-on-worker-restart"]}
+COMMITTED = "preempted (SIGTERM): committed step "
+_LINE = re.compile(r"^(?P<who>[\w-]+)\s*\| (?P<text>.*)$")
+
+
+@dataclass
+class Life:
+    """One process of one replica: the step it started from, and its steps (step, time)."""
+
+    started: float
+    base: int = 0
+    ticks: list[tuple[int, float]] = field(default_factory=list)
+
+
+@dataclass
+class CellRun:
+    """A finished (or stopped) cell: what vtrain said, each replica's lives, and the times."""
+
+    returncode: int | None
+    output: str
+    launched: float
+    lives: dict[str, list[Life]]
+    killed_at: float | None = None
+    committed_at: float | None = None
+    committed_step: int | None = None
+    timed_out: bool = False
+
+    def first_step(self) -> float | None:
+        """Seconds from the launch to the chief's first step (the cold start, uninterrupted)."""
+        ticks = [t for life in self.lives.get("chief-0", []) for _, t in life.ticks]
+        return min(ticks) - self.launched if ticks else None
+
+    def resumed(self) -> int:
+        """The step the chief's last life started from."""
+        return self.lives["chief-0"][-1].base
+
+    def recover(self) -> float | None:
+        """Seconds from the kill to the chief's first step after its restart."""
+        last = self.lives.get("chief-0", [])
+        if self.killed_at is None or len(last) < 2 or not last[-1].ticks:
+            return None
+        return last[-1].ticks[0][1] - self.killed_at
+
+    def redone(self) -> int | None:
+        """Steps reached before the restart that the resumed job trained again."""
+        if len(self.lives.get("chief-0", [])) < 2:
+            return None
+        reached = [
+            step for lives in self.lives.values() for life in lives[:-1] for step, _ in life.ticks
+        ]
+        return max(0, max(reached, default=0) - self.resumed())
+
+    def commit(self) -> float | None:
+        """Seconds from the SIGTERM to its `committed step N` line."""
+        if self.killed_at is None or self.committed_at is None:
+            return None
+        return self.committed_at - self.killed_at
+
+    def figures(self) -> str:
+        """One line: recover, redone, commit (`-` where a figure does not apply)."""
+
+        def show(value: float | None, unit: str) -> str:
+            return "-" if value is None else f"{value:.1f} {unit}".replace(".0 steps", " steps")
+
+        redone = self.redone()
+        return (
+            f"recover {show(self.recover(), 's')}, "
+            f"redone {'-' if redone is None else f'{redone} steps'}, "
+            f"commit {show(self.commit(), 's')}"
+        )
+
+
+def run_cell(
+    out: Path,
+    options: list[str],
+    command: list[str],
+    *,
+    start_line: str,
+    timeout: float,
+    **env: str,
+) -> CellRun:
+    """`vtrain local run OPTIONS -- python COMMAND`, read as it runs; stopped after `timeout`.
+
+    `start_line` is the regex of the example's line that says which step a process
+    starts from (group 1).
+    """
+    started = re.compile(start_line)
+    launched = time.time()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "vtrain", "local", "run", "--output-dir", str(out), *options,
+         "--", sys.executable, *command],
+        env=clean_env(**env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,  # so that a cell that overruns is stopped whole
+    )  # fmt: skip
+    run = CellRun(None, "", launched, {})
+    lines: list[str] = []
+
+    def read() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            now = time.time()
+            lines.append(line)
+            match = _LINE.match(line.rstrip("\n"))
+            if not match:
+                continue
+            who, text = match["who"], match["text"]
+            if who == "vtrain" and text.startswith("--kill ") and " sending " in text:
+                run.killed_at = run.killed_at or now
+            elif text.startswith("vtrain-start "):
+                run.lives.setdefault(who, []).append(Life(float(text.split()[1])))
+            elif text.startswith("vtrain-tick ") and run.lives.get(who):
+                life = run.lives[who][-1]
+                _, count, at = text.split()
+                life.ticks.append((life.base + int(count), float(at)))
+            elif COMMITTED in text and run.committed_at is None:
+                run.committed_at = now
+                run.committed_step = int(text.split(COMMITTED)[1].split()[0])
+            elif (found := started.search(text)) and run.lives.get(who):
+                run.lives[who][-1].base = int(found[1])
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        run.returncode = proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        run.timed_out = True
+        os.killpg(proc.pid, signal.SIGINT)  # vtrain stops every replica on Ctrl-C
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    reader.join(timeout=10)
+    run.output = "".join(lines)
+    return run
