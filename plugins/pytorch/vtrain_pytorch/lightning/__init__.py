@@ -5,12 +5,15 @@ Importing this package imports Lightning; `vtrain_pytorch` itself does not.
 
 from vtrain_pytorch.lightning.callbacks import HypertuneCallback, VtrainCheckpoint
 from vtrain_pytorch.lightning.environment import VtrainEnvironment
-from vtrain_pytorch.lightning.trainer import resume_path, trainer_options
+from vtrain_pytorch.lightning.stream_loader import StreamLoader
+from vtrain_pytorch.lightning.trainer import resume_path, resumed, trainer_options
 
 __all__ = [
     "HypertuneCallback",
+    "StreamLoader",
     "VtrainCheckpoint",
     "VtrainEnvironment",
     "resume_path",
+    "resumed",
     "trainer_options",
 ]

@@ -10,8 +10,10 @@ from lightning.pytorch import Callback, LightningModule, Trainer
 
 import vtrain
 from vtrain.checkpoints import Checkpoint, CheckpointManager
-from vtrain.plugins.handle import Handle
+from vtrain.data.saved_position import read_position, write_position
+from vtrain.plugins.handle import Handle, Resumed
 from vtrain.preemption import EXIT_STATUS, committed_line
+from vtrain_pytorch.lightning.stream_loader import check_every, gather_position, mark_trained
 from vtrain_pytorch.provenance import LIGHTNING, check, record
 
 CHECKPOINT_FILE = "lightning.ckpt"
@@ -19,6 +21,10 @@ CHECKPOINT_FILE = "lightning.ckpt"
 
 class VtrainCheckpoint(Callback):  # type: ignore[misc]
     """Saves the whole Trainer state each epoch as one committed vtrain checkpoint.
+
+    With `every_n_train_steps`, every N steps too, so that a resume continues
+    mid-epoch; with a `StreamLoader` the commit holds every rank's data position
+    after the batch that trained (see `vtrain_pytorch.lightning.stream_loader`).
 
     Lightning's own ModelCheckpoint writes files in place: a replica killed
     mid-write leaves a `last.ckpt` that looks valid and is not. Here a step is
@@ -33,10 +39,17 @@ class VtrainCheckpoint(Callback):  # type: ignore[misc]
     """
 
     def __init__(
-        self, manager: CheckpointManager, *, every_n_epochs: int = 1, blocking: bool = False
+        self,
+        manager: CheckpointManager,
+        *,
+        every_n_epochs: int = 1,
+        every_n_train_steps: int | None = None,
+        blocking: bool = False,
     ) -> None:
         self.manager = manager
         self.every_n_epochs = every_n_epochs
+        self.every_n_train_steps = check_every(every_n_train_steps)
+        self._saved_step = -1
         self.blocking = blocking
         self._restored: Checkpoint | None = None
 
@@ -45,6 +58,15 @@ class VtrainCheckpoint(Callback):  # type: ignore[misc]
         if (trainer.current_epoch + 1) % self.every_n_epochs or trainer.sanity_checking:
             return
         self._save(trainer, blocking=self.blocking)
+
+    def on_train_batch_end(
+        self, trainer: Trainer, pl_module: LightningModule, outputs: Any, batch: Any, index: int
+    ) -> None:
+        """Mark the batch trained (for StreamLoader); commit every `every_n_train_steps`."""
+        mark_trained(trainer)
+        every = self.every_n_train_steps
+        if every is not None and trainer.global_step % every == 0:
+            self._save(trainer, blocking=self.blocking)
 
     def on_exception(
         self, trainer: Trainer, pl_module: LightningModule, exception: BaseException
@@ -69,11 +91,17 @@ class VtrainCheckpoint(Callback):  # type: ignore[misc]
         # it (it gathers sharded state and ends in a barrier), and only global rank 0 writes.
         # weights_only=False, said: the full state is the point (optimizer, loops, callbacks),
         # and left unset Lightning logs "`weights_only` was not set" on every rank, each save.
+        if trainer.global_step == self._saved_step:
+            return  # committed already (by steps, then again at the epoch's end)
+        self._saved_step = trainer.global_step
+        position = gather_position(trainer)  # a collective: every rank's StreamLoader position
         if self.manager.is_leader:
 
             def write(folder: str) -> None:
                 trainer.save_checkpoint(os.path.join(folder, CHECKPOINT_FILE), weights_only=False)
                 record(folder, LIGHTNING)
+                if position is not None:
+                    write_position(folder, position)
 
             self.manager.save(trainer.global_step, write, blocking=blocking)
         else:
@@ -98,6 +126,17 @@ class VtrainCheckpoint(Callback):  # type: ignore[misc]
             raise
         self._restored = checkpoint
         return os.path.join(checkpoint.directory, CHECKPOINT_FILE)
+
+    def resumed(self) -> Resumed:
+        """The step `resume_path()` found and its data position, for `handle.stream(resume=...)`.
+
+        Call it after `resume_path()` and before `fit` (which drops the restored copy).
+        """
+        checkpoint = self._restored
+        if checkpoint is None or checkpoint.directory is None:
+            return Resumed()
+        data = read_position(checkpoint.directory, checkpoint.uri)
+        return Resumed(done=checkpoint.step, uri=checkpoint.uri, data=data)
 
     def on_train_start(self, trainer: Trainer, pl_module: LightningModule) -> None:
         """The restored state is loaded by now: drop its temporary copy."""

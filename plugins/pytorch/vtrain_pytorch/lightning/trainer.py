@@ -7,6 +7,7 @@ from typing import Any, cast
 from lightning.pytorch.loggers import TensorBoardLogger
 
 import vtrain
+from vtrain.plugins.handle import Resumed
 from vtrain_pytorch.handle import TorchHandle
 from vtrain_pytorch.lightning.callbacks import HypertuneCallback, VtrainCheckpoint
 from vtrain_pytorch.lightning.environment import VtrainEnvironment
@@ -17,6 +18,7 @@ def trainer_options(
     monitor: str | None = None,
     handle: TorchHandle | None = None,
     keep: int | None = 3,
+    every_n_train_steps: int | None = None,
     **configure_options: Any,
 ) -> dict[str, Any]:
     """Keyword arguments for `Trainer`: environment, nodes, devices, strategy, dirs, callbacks.
@@ -26,7 +28,9 @@ def trainer_options(
     `checkpoints` (atomic, written by the leader only, the newest `keep` kept) instead of
     Lightning's ModelCheckpoint, and the metric through `handle.report`; resume with
     `trainer.fit(model, ckpt_path=resume_path(options))`. `monitor` names a
-    logged metric to report for hyperparameter tuning each epoch.
+    logged metric to report for hyperparameter tuning each epoch; `every_n_train_steps`
+    commits mid-epoch too, so that a resume need not replay the epoch: with a
+    `StreamLoader` the commit holds every rank's data position (see `resumed`).
     """
     if handle is None:
         handle = cast(TorchHandle, vtrain.plugins.get("pytorch").configure(**configure_options))
@@ -41,7 +45,8 @@ def trainer_options(
     # that Vertex provides, the same folders are local paths.
     checkpoint_dir = _local_view(handle, handle.context.checkpoint_dir)
     tensorboard_dir = _local_view(handle, handle.context.tensorboard_dir)
-    callbacks: list[Any] = [VtrainCheckpoint(handle.checkpoint_manager(keep=keep))]
+    manager = handle.checkpoint_manager(keep=keep)
+    callbacks: list[Any] = [VtrainCheckpoint(manager, every_n_train_steps=every_n_train_steps)]
     if monitor is not None:
         callbacks.append(HypertuneCallback(monitor, handle=handle))
     return {
@@ -69,3 +74,14 @@ def resume_path(options: dict[str, Any]) -> str | None:
         if isinstance(callback, VtrainCheckpoint):
             return callback.resume_path()
     return None
+
+
+def resumed(options: dict[str, Any]) -> Resumed:
+    """The step `resume_path(options)` found, with its data position, for `handle.stream(resume=)`.
+
+    Call it after `resume_path` and before `fit`; a fresh start is `Resumed()`.
+    """
+    for callback in options["callbacks"]:
+        if isinstance(callback, VtrainCheckpoint):
+            return callback.resumed()
+    return Resumed()
