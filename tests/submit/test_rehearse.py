@@ -234,12 +234,12 @@ def test_a_job_whose_image_runs_its_entrypoint_needs_a_local_command(tmp_path: P
         )
     )
     ran = subprocess.run(
-        [sys.executable, "-m", "vtrain", "local", "run", "--job", str(job), "--workers", "1"],
+        [sys.executable, "-m", "vtrain", "local", "run", "--job", str(job), "--ps", "1"],
         capture_output=True,
         text=True,
         timeout=60,
     )
-    assert ran.returncode == 2 and "--workers: the job file sets this" in ran.stderr
+    assert ran.returncode == 2 and "--ps: the job file sets this" in ran.stderr
     ran = subprocess.run(
         [sys.executable, "-m", "vtrain", "local", "run", "--job", str(job)],
         capture_output=True,
@@ -279,3 +279,30 @@ def test_a_pytorchjob_has_no_worker_addrs(vtrain: Run, tmp_path: Path) -> None:
     for r in records.values():
         assert "WORKER_ADDRS" not in r["env"] and "WORKER_PORT" not in r["env"]
         assert r["info"]["cluster"]["worker"] == [None, None]
+
+
+def test_another_worker_count_rehearses_a_resubmission_of_the_document(tmp_path: Path) -> None:
+    # Resubmitted with fewer workers (spot VMs gone, say), the job meets in the same folders.
+    pool = {"machineSpec": {"machineType": "n1-standard-4"}, "containerSpec": {"imageUri": "i"}}
+    job = tmp_path / "job.json"
+    job.write_text(
+        json.dumps(
+            {"workerPoolSpecs": [{**pool, "replicaCount": "1"}, {**pool, "replicaCount": "3"}]}
+        )
+    )
+    seen = tmp_path / "seen"
+    seen.mkdir()
+    script = (
+        "import json, os, pathlib; s = json.loads(os.environ['CLUSTER_SPEC']); "
+        f"pathlib.Path({str(seen)!r}, s['task']['type'] + str(s['task']['index'])).write_text("
+        "str(len(s['cluster'].get('workerpool1', []))))"
+    )
+    ran = subprocess.run(
+        [sys.executable, "-m", "vtrain", "local", "run", "--job", str(job), "--workers", "1",
+         "--output-dir", str(tmp_path / "out"), "--", sys.executable, "-c", script],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "1 workers instead of the document's 3" in ran.stderr
+    found = {p.name: p.read_text() for p in seen.iterdir()}
+    assert found == {"workerpool0" + "0": "1", "workerpool1" + "0": "1"}

@@ -290,9 +290,10 @@ def _rehearsal(args: argparse.Namespace) -> dict[str, Any]:
     from vtrain.errors import UsageError, raise_all
     from vtrain.redact import redact_text
 
+    # --workers may differ from the document: a resubmission with another worker count
+    # (capacity, spot VMs left) resumes the same AIP_CHECKPOINT_DIR; the rehearsal does too.
     given = {
         "--platform": args.platform,
-        "--workers": args.workers,
         "--ps": args.ps,
         "--evaluators": args.evaluators,
         "--use-chief": args.use_chief,
@@ -322,6 +323,14 @@ def _rehearsal(args: argparse.Namespace) -> dict[str, Any]:
         print(f"vtrain local: note: {redact_text(note)}", file=sys.stderr)
     options = found.options
     options.update(output_dir=base, job_id=job_id)
+    if args.workers and args.workers != options.get("workers"):
+        print(
+            f"vtrain local: note: {args.workers} workers instead of the document's "
+            f"{options.get('workers', 0)}, as a resubmission with another worker count would "
+            "run (CLUSTER_SPEC's job is still the document's)",
+            file=sys.stderr,
+        )
+        options["workers"] = args.workers
     options["restart_job"] = options.get("restart_job") or args.restart_job_on_worker_restart
     return options
 
