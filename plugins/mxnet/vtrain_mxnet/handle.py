@@ -166,13 +166,34 @@ class MXNetHandle(Handle):
         after a batch's step holds the position after that batch. A `reset()`
         before the epoch's first batch keeps the place: a loop may reset at each
         epoch's start or at its end.
+
+        Under dist_sync with more than one worker every worker takes the same number of
+        steps an epoch: before each batch the workers sum a flag through the kvstore
+        (one float), and a worker whose share ran out first gets batches of padding
+        alone (`batch.pad == batch_size`) until every share is read. Compute the loss
+        on the real rows only (the first `batch_size - batch.pad`; none: a zero loss)
+        and call `trainer.step` for every batch, since the others wait for its push.
         """
-        from vtrain_mxnet.data import RecordIter, check_batching, check_columns, epochs_of
+        from functools import partial
+
+        from vtrain_mxnet.data import (
+            RecordIter,
+            check_batching,
+            check_columns,
+            epochs_of,
+            workers_with_records,
+        )
 
         check_columns(data, label)
         check_batching(batch_size, last_batch)
+        kvstore, world_size = self.kvstore, self.world_size
+        workers_left = None
+        if kvstore is not None and self.kvstore_type != "dist_async" and world_size > 1:
+            # Not dist_async: its servers run the optimizer, which would change the summed
+            # flags, and no push waits for the other workers (a save with data= still does).
+            workers_left = partial(workers_with_records, kvstore, world_size=world_size)
         return RecordIter(epochs_of(stream), data=data, label=label, batch_size=batch_size,
-                          last_batch=last_batch)  # fmt: skip
+                          last_batch=last_batch, workers_left=workers_left)  # fmt: skip
 
     def save_checkpoint(
         self,

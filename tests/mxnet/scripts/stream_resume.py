@@ -3,6 +3,8 @@
 argv: RESULTS RUN [DIE_AFTER]. Every worker appends {"step", "ids"} per step to
 RESULTS/ids-RUN-rank-R.jsonl. With DIE_AFTER, in a run that started fresh, worker 0
 reads one more batch after that step's commit, then dies (SIGKILL) like a lost VM.
+A resume on fewer workers deals what is left unevenly: a worker out of records first gets
+batches of padding alone, trains on no row (a zero loss) and still steps with the others.
 """
 
 import json
@@ -38,10 +40,14 @@ with handle:
         dying = die_after is not None and not resumed and step == die_after + 1
         if dying and (handle.role, handle.info.index) == ("worker", 0):
             os.kill(os.getpid(), signal.SIGKILL)
+        real = mx.nd.array([1.0] * (4 - batch.pad) + [0.0] * batch.pad)
         with autograd.record():
-            loss = loss_of(net(batch.data[0]), batch.label[0])
+            loss = loss_of(net(batch.data[0]), batch.label[0]) * real  # the real rows only
         loss.backward()
-        trainer.step(4)
+        trainer.step(4)  # on a batch of padding alone too: the other workers wait for its push
         handle.save_checkpoint(step, net, trainer, data=data, blocking=True)
         if die_after is not None and not resumed and step == die_after:
             handle.barrier()  # the leader's commit of this step is done on every worker
+    # Under dist_sync every worker applies the same summed gradients: equal at the end.
+    trained = [p.data().asnumpy().ravel().tolist() for p in net.collect_params().values()]
+    (results / f"params-{run}-rank-{handle.rank}.json").write_text(json.dumps(trained))
