@@ -1,11 +1,13 @@
 """The fault matrix, measured: each cell's time to recover and work redone, against the targets.
 
     python bench/faults.py                       # PyTorch DDP and XGBoost, every cell
+    python bench/faults.py --frameworks mxnet    # MXNet dist_sync (figures of worker 0)
     python bench/faults.py --frameworks xgboost --faults "preempt chief"
 
-Runs the cells of tests/pytorch/test_fault_matrix.py (DDP) and
-tests/xgboost/test_fault_matrix.py, each framework in its nox venv
-(.nox/framework-framework-<name>, else this interpreter), and prints per cell:
+Runs the cells of tests/pytorch/test_fault_matrix.py (DDP),
+tests/xgboost/test_fault_matrix.py and tests/mxnet/test_fault_matrix.py, each
+framework in its nox venv (.nox/framework-framework-<name>, else this
+interpreter), and prints per cell:
 
 - recover: seconds from the kill to the chief's first step after the resume;
   target: one replica's cold start (launch to first step, uninterrupted) + 5 s;
@@ -45,6 +47,12 @@ def cells(framework: str) -> tuple[list[tuple[str, str]], int, Callable[..., Any
             return t.cell(out, fault, policy, t.DDP, t.DDP_START)
 
         return t.CELLS, t.DDP_EVERY, run
+    if framework == "mxnet":  # its cell also says how long after the kill the job ended
+
+        def run_mxnet(out: Path, fault: str | None, policy: str) -> Any:
+            return t.cell(out, fault, policy)[0]
+
+        return t.CELLS, t.PER_EPOCH, run_mxnet
     return t.CELLS, t.EVERY, t.cell
 
 
@@ -100,7 +108,7 @@ def show(rows: list[dict[str, Any]]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--frameworks", nargs="+", default=["pytorch", "xgboost"],
-                        choices=["pytorch", "xgboost"])  # fmt: skip
+                        choices=["pytorch", "xgboost", "mxnet"])  # fmt: skip
     parser.add_argument("--faults", nargs="+", help="only these faults (e.g. 'kill chief')")
     parser.add_argument("--here", help=argparse.SUPPRESS)  # one framework, in its venv: JSON out
     args = parser.parse_args()

@@ -62,26 +62,28 @@ class CellRun:
     committed_at: float | None = None
     committed_step: int | None = None
     timed_out: bool = False
+    lead: str = "chief-0"
+    """The replica whose lives give the figures: the chief, or the trainer that leads."""
 
     def first_step(self) -> float | None:
         """Seconds from the launch to the chief's first step (the cold start, uninterrupted)."""
-        ticks = [t for life in self.lives.get("chief-0", []) for _, t in life.ticks]
+        ticks = [t for life in self.lives.get(self.lead, []) for _, t in life.ticks]
         return min(ticks) - self.launched if ticks else None
 
     def resumed(self) -> int:
         """The step the chief's last life started from."""
-        return self.lives["chief-0"][-1].base
+        return self.lives[self.lead][-1].base
 
     def recover(self) -> float | None:
         """Seconds from the kill to the chief's first step after its restart."""
-        last = self.lives.get("chief-0", [])
+        last = self.lives.get(self.lead, [])
         if self.killed_at is None or len(last) < 2 or not last[-1].ticks:
             return None
         return last[-1].ticks[0][1] - self.killed_at
 
     def redone(self) -> int | None:
         """Steps reached before the restart that the resumed job trained again."""
-        if len(self.lives.get("chief-0", [])) < 2:
+        if len(self.lives.get(self.lead, [])) < 2:
             return None
         reached = [
             step for lives in self.lives.values() for life in lives[:-1] for step, _ in life.ticks
@@ -115,12 +117,13 @@ def run_cell(
     *,
     start_line: str,
     timeout: float,
+    lead: str = "chief-0",
     **env: str,
 ) -> CellRun:
     """`vtrain local run OPTIONS -- python COMMAND`, read as it runs; stopped after `timeout`.
 
     `start_line` is the regex of the example's line that says which step a process
-    starts from (group 1).
+    starts from (group 1); `lead` the replica whose lives give the figures.
     """
     started = re.compile(start_line)
     launched = time.time()
@@ -133,7 +136,7 @@ def run_cell(
         text=True,
         start_new_session=True,  # so that a cell that overruns is stopped whole
     )  # fmt: skip
-    run = CellRun(None, "", launched, {})
+    run = CellRun(None, "", launched, {}, lead=lead)
     lines: list[str] = []
 
     def read() -> None:

@@ -1,0 +1,102 @@
+"""The fault matrix for MXNet dist_sync: kills and preemptions of every role, both policies.
+
+Two workers train examples/mxnet/train.py (through scripts/ticking.py) beside a
+parameter server, the chief running MXNet's scheduler: the example's documented
+layout, where the chief does not train. Faults: SIGKILL or SIGTERM (a preemption)
+of a worker, of the chief (the scheduler), and SIGKILL of the server. Policies:
+the failed replica restarts alone (Vertex's default) or the whole job does
+(`--restart-job-on-worker-restart`).
+
+ps-lite takes no restarted node, whatever its role: under the whole-job policy
+every cell resumes from the last committed epoch, to the uninterrupted run's
+parameters; under Vertex's default every cell stops, within a bound, with the
+one-line reason that says to restart the whole job. The example's workers have no
+SIGTERM save: a preempted worker dies at once and the job resumes from the last
+epoch committed (no `committed step` line). A cell that overruns its timeout fails.
+
+The representative cells of the default `nox` are test_cluster.py's
+test_a_killed_worker_resumes_from_the_last_checkpoint and
+test_mxnet_job_restarts.py's lone restart.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from cluster_run import final_parameters
+from fault_cells import FAULTS, POLICIES, CellRun, run_cell
+
+pytestmark = pytest.mark.faults
+
+TICKING = str(Path(__file__).parent / "scripts" / "ticking.py")
+PER_EPOCH = 5  # steps an epoch: the example commits once an epoch
+EXAMPLE = [TICKING, "--epochs", "8", "--steps-per-epoch", str(PER_EPOCH), "--step-delay", "0.3"]
+START = r"vtrain-resume-step (\d+)"
+MX_FAULTS = {**FAULTS, "kill server": "ps:0@{at}"}
+KILL_AT = 12  # seconds: past the cold start (3 to 8 s) and the first commits, mid-training
+TIMEOUT = 150  # a cell takes about 35 s; one that hangs fails here, and is stopped
+STOP_BOUND = 30  # seconds from the kill to the end of a job that stops
+REASON = (
+    "MXNet workers cannot rejoin a running ps-lite job, so restart the whole job "
+    "(--restart-job-on-worker-restart here, scheduling.restartJobOnWorkerRestart on Vertex)"
+)
+CELLS = [(fault, policy) for fault in MX_FAULTS for policy in POLICIES]
+
+
+def cell(out: Path, fault: str | None, policy: str) -> tuple[CellRun, float]:
+    """The cell's run, and the seconds from its kill to its end."""
+    kill = [] if fault is None else ["--kill", MX_FAULTS[fault].format(at=KILL_AT)]
+    run = run_cell(
+        out, ["--workers", "2", "--ps", "1", *POLICIES[policy], *kill], EXAMPLE,
+        start_line=START, timeout=TIMEOUT, lead="worker-0",
+    )  # fmt: skip
+    return run, time.time() - (run.killed_at or run.launched)
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> CellRun:
+    run, _ = cell(tmp_path_factory.mktemp("whole"), None, "replica")
+    assert run.returncode == 0, run.output
+    return run
+
+
+def params(run: CellRun, replica: str) -> list[float]:
+    lines = [ln for ln in run.output.splitlines() if ln.startswith(f"{replica} ")]
+    return final_parameters("\n".join(lines))
+
+
+@pytest.mark.parametrize(("fault", "policy"), CELLS, ids=[f"{f}-{p}" for f, p in CELLS])
+def test_cell_resumes_whole_or_stops_with_the_reason(
+    fault: str, policy: str, uninterrupted: CellRun, tmp_path: Path
+) -> None:
+    run, took = cell(tmp_path, fault, policy)
+    start = uninterrupted.first_step()
+    print(f"\nmxnet dist_sync | {fault} | {policy}: {run.figures()}; stopped or finished "
+          f"{took:.1f} s after the kill; cold start "
+          f"{'-' if start is None else f'{start:.1f} s'}")  # fmt: skip
+    assert not run.timed_out, f"hung past {TIMEOUT} s:\n{run.output[-4000:]}"
+    assert run.killed_at is not None and "nothing to kill" not in run.output, run.output[-4000:]
+    who = MX_FAULTS[fault].split("@")[0].replace(":", "-")
+    if policy == "replica":
+        # A lone restart would wait forever in ps-lite: the job stops, and says why.
+        assert run.returncode != 0, run.output[-4000:]
+        assert f"job failed (exit status {run.returncode}): {who} " in run.output
+        assert f"{who} was killed (--kill): {REASON}" in run.output, run.output[-4000:]
+        assert "restart 1 of" not in run.output
+        assert took < STOP_BOUND, took
+        return
+    assert run.returncode == 0, run.output[-4000:]
+    assert f"{who} was killed (--kill); restarting every replica" in run.output
+    assert len(run.lives["worker-0"]) == 2, run.output[-4000:]  # the job ran again, once
+    resumed = run.resumed()
+    assert resumed % PER_EPOCH == 0 and resumed > 0, run.output[-4000:]
+    assert f"resumed from epoch {resumed // PER_EPOCH}" in run.output
+    redone = run.redone()
+    # A commit still being written when the kill lands is lost: the one before counts.
+    assert redone is not None and redone <= 2 * PER_EPOCH, run.output[-4000:]
+    first = params(run, "worker-0")
+    assert params(run, "worker-1") == first
+    # Momentum included: the trainer's states came back with the parameters.
+    assert first == pytest.approx(params(uninterrupted, "worker-0"), rel=1e-5, abs=1e-6)

@@ -1,0 +1,128 @@
+"""The fault matrix for TensorFlow's ParameterServerStrategy and Keras MWMS: the missing cells.
+
+examples/keras/train.py under `vtrain local run --kill`, 14 epochs of 16 steps
+with a 1 s pause after each, so that a kill at 14 s lands mid-training. Policies:
+the failed replica restarts alone (Vertex's default) or the whole job does
+(`--restart-job-on-worker-restart`).
+
+- ParameterServerStrategy (a coordinator chief, two workers, a ps), every
+  fault: a killed or preempted worker restarts and serves again while the
+  coordinator carries on (its ClusterCoordinator retries the lost steps
+  elsewhere); a killed ps fails the coordinator's step, and a killed coordinator
+  is gone: it restarts and resumes from the last epoch committed; a SIGTERM of
+  the coordinator commits where it stops (`committed step N`) and the restart
+  resumes from there.
+- MultiWorkerMirroredStrategy (a chief and a worker): the cells the other files
+  lack, kills under Vertex's default and SIGTERMs under the whole-job policy.
+  Kills under the whole-job policy are test_keras_resume.py's and
+  test_cluster.py's, and SIGTERMs under Vertex's default test_keras_preemption.py's;
+  Keras in one process is test_keras_resume.py's.
+
+Every cell must finish, trained (the example's weights near the true ones); one
+that overruns its timeout fails: none may hang.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+
+import pytest
+from cluster_run import EXAMPLES
+from fault_cells import FAULTS, POLICIES, CellRun, run_cell
+
+pytestmark = [pytest.mark.faults, pytest.mark.timeout(400)]
+
+EPOCHS = 14
+EXAMPLE = [str(EXAMPLES / "keras" / "train.py"), "--epochs", str(EPOCHS), "--epoch-delay", "1"]
+TRUE_WEIGHTS = [i / 8 for i in range(1, 9)]
+KILL_AT = 14  # seconds: about 6 s to the first epoch, then 1 s an epoch
+TIMEOUT = 240  # a cell takes 30 to 60 s; one that hangs fails here, and is stopped
+PS = ["--workers", "2", "--ps", "1"]
+PS_FAULTS = {**FAULTS, "kill ps": "ps:0@{at}"}
+PS_CELLS = [(fault, policy) for fault in PS_FAULTS for policy in POLICIES]
+MWMS_CELLS = [("kill worker", "replica"), ("kill chief", "replica"),
+              ("preempt worker", "job"), ("preempt chief", "job")]  # fmt: skip
+
+
+def cell(out: Path, layout: list[str], kill: str, policy: str) -> tuple[CellRun, float]:
+    """The cell's run, and the seconds from its kill to its end."""
+    run = run_cell(
+        out, [*layout, *POLICIES[policy], "--kill", kill.format(at=KILL_AT)], EXAMPLE,
+        start_line=r"initial_epoch=(\d+)", timeout=TIMEOUT,
+    )  # fmt: skip
+    return run, time.time() - (run.killed_at or run.launched)
+
+
+def weights(run: CellRun, replica: str) -> list[float]:
+    lines = [ln for ln in run.output.splitlines() if ln.startswith(f"{replica} ")]
+    found = [ln.split("final weights ", 1)[1] for ln in lines if "final weights " in ln]
+    assert found, run.output[-4000:]
+    return list(json.loads(found[-1]))
+
+
+def resumed_epochs(run: CellRun) -> list[int]:
+    """The epochs the chief's restarts resumed from, in order."""
+    return [int(e) for e in re.findall(r"^chief-0 *\| vtrain: resumed from .*initial_epoch=(\d+)",
+                                       run.output, re.M)]  # fmt: skip
+
+
+def finished(run: CellRun, fault: str, policy: str, took: float) -> None:
+    print(f"\n{fault} | {policy}: finished {took:.1f} s after the kill; "
+          f"chief resumed from epochs {resumed_epochs(run)}")  # fmt: skip
+    assert not run.timed_out, f"hung past {TIMEOUT} s:\n{run.output[-4000:]}"
+    assert run.killed_at is not None and "nothing to kill" not in run.output, run.output[-4000:]
+    assert run.returncode == 0, run.output[-4000:]
+    assert "job succeeded (exit status 0): chief-0 exited 0" in run.output
+    assert weights(run, "chief-0")[:8] == pytest.approx(TRUE_WEIGHTS, abs=0.1)
+
+
+@pytest.mark.parametrize(("fault", "policy"), PS_CELLS, ids=[f"{f}-{p}" for f, p in PS_CELLS])
+def test_parameter_server_cell_finishes_resumed(fault: str, policy: str, tmp_path: Path) -> None:
+    run, took = cell(tmp_path, PS, PS_FAULTS[fault], policy)
+    finished(run, f"tf ps {fault}", policy, took)
+    who = PS_FAULTS[fault].split("@")[0].replace(":", "-")
+    if policy == "job":
+        said = "preempted" if fault == "preempt chief" else "was killed"
+        assert f"{who} {said}" in run.output, run.output[-4000:]
+        assert "; restarting every replica" in run.output and "job restart 1 of" in run.output
+    elif fault.endswith("worker"):
+        # The coordinator carries on: the worker restarts alone and serves again (a worker
+        # only serves: SIGTERM ends it at once, with nothing of its own to commit).
+        assert "worker-0 was killed (--kill); restart 1 of" in run.output, run.output[-4000:]
+        assert resumed_epochs(run) == [], run.output[-4000:]
+        return
+    epochs = resumed_epochs(run)
+    assert len(epochs) == 1 and 0 < epochs[0] < EPOCHS, run.output[-4000:]
+    if fault == "preempt chief":
+        # The coordinator commits where it stops, exits 143, and the restart starts there.
+        found = re.search(r"chief-0 preempted \(SIGTERM\): committed step (\d+)", run.output)
+        assert found, run.output[-4000:]
+        assert f"step-{int(found[1]):012d} " in run.output  # resumed from that step's folder
+
+
+@pytest.mark.parametrize(("fault", "policy"), MWMS_CELLS,
+                         ids=[f"{f}-{p}" for f, p in MWMS_CELLS])  # fmt: skip
+def test_multi_worker_cell_finishes_resumed(fault: str, policy: str, tmp_path: Path) -> None:
+    run, took = cell(tmp_path, ["--workers", "1"], FAULTS[fault], policy)
+    finished(run, f"keras mwms {fault}", policy, took)
+    killed, peer = ("worker-0", "chief-0") if fault.endswith("worker") else ("chief-0", "worker-0")
+    if policy == "job":
+        # PreemptionCheckpointHandler: every worker commits the same step and exits 143,
+        # the notified one or its peer first; then the job restarts.
+        said = [ln for ln in run.output.splitlines() if ln.startswith("vtrain ")]
+        found = re.search(r"(chief|worker)-0 preempted \(SIGTERM\): committed step (\d+)[^\n]*; "
+                          "restarting every replica", "\n".join(said))  # fmt: skip
+        assert found, "\n".join(said)
+        assert "job restart 1 of" in run.output
+        assert f"step-{int(found[2]):012d} " in run.output  # resumed from that step's folder
+    else:
+        # The peer's collective aborts, it fails and restarts too: both resume together.
+        assert f"{killed} was killed (--kill); restart 1 of" in run.output, run.output[-4000:]
+        then = f"{peer} exited with 1, as expected after {killed}'s kill; restart 1 of"
+        assert then in run.output, run.output[-4000:]
+        assert "job restart" not in run.output
+    assert len(resumed_epochs(run)) <= 1
+    assert weights(run, "worker-0") == weights(run, "chief-0")
