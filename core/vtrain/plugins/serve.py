@@ -3,7 +3,10 @@
 A parameter server, MXNet's scheduler or any other service never returns to
 the training script. The platform ends it with SIGTERM once the chief
 succeeds; that is the normal end of its job, so it exits 0, as it does when
-the framework itself says the job is over.
+the framework itself says the job is over. The chief itself (MXNet's
+scheduler, in its default layout) is never ended that way: the job ends when
+it does. A SIGTERM there is a preemption or a cancel, so it exits 143, or the
+platform would take the job for a success.
 
 Under `vtrain local run` a serving replica also says that it serves (the
 variable SERVES_FILE names a file to create), so that the launcher stops it as
@@ -67,7 +70,8 @@ def _stop_on_signals(stopped: threading.Event) -> None:
 
 
 def run_service(plugin: Plugin, info: ClusterInfo, options: Mapping[str, Any]) -> NoReturn:
-    """Run `plugin.serve` for this replica; exit 0 when it returns or SIGTERM/SIGINT arrives."""
+    """Run `plugin.serve` for this replica; exit 0 when it returns or SIGTERM/SIGINT arrives
+    (143 for the chief, whose SIGTERM is never the job's end)."""
     stopped = threading.Event()
     if threading.current_thread() is threading.main_thread():
         _stop_on_signals(stopped)
@@ -81,6 +85,10 @@ def run_service(plugin: Plugin, info: ClusterInfo, options: Mapping[str, Any]) -
     except BaseException:  # noqa: BLE001 - reported here, then the process ends with status 1
         traceback.print_exc()
         status = 1
+    if status == 0 and stopped.is_set() and info.role == "chief":
+        print(f"vtrain: {info.role} {info.index} stopped by a signal: not the job's end, "
+              "exiting 143", file=sys.stderr)  # fmt: skip
+        status = 128 + signal.SIGTERM
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(status)
