@@ -7,8 +7,10 @@ argument list, and the same shapes inside one string (a shell command, a JSON
 document, the repr of a list). The userinfo of any URL (`https://user:pw@host`)
 is hidden whatever the name around it, and so is a value whose own shape says
 it is a credential, under any name (`GITHUB_PAT=ghp_…`, `SAS=sv=…&sig=…`):
-GitHub tokens, Google API keys, AWS access key ids, JWTs, PEM private keys and
-the signature of a signed URL. Over-hiding is the price of never
+GitHub, GitLab, Slack, Stripe, OpenAI, Anthropic, Hugging Face, npm and PyPI
+tokens, Google API keys and OAuth tokens, AWS access key ids, JWTs, bearer
+tokens, PEM private keys and the signature of a signed URL. A path is no name:
+`/runs/secret-run: chief-0` keeps its replica. Over-hiding is the price of never
 under-hiding: a value is cut at the first blank or quote, so what follows a
 quoted or spaced secret may be hidden with it.
 
@@ -57,14 +59,26 @@ _URL_CUT = re.compile(
 _SHAPES = re.compile(
     # PEM private keys (RSA, EC, OPENSSH, ENCRYPTED ...), to their END line or the excerpt's end.
     r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)"
+    # Issuers' prefixes, never inside a longer word ("task-1" holds no "sk-").
+    r"|(?<![A-Za-z0-9_-])(?:"
     # GitHub: personal, OAuth, user-to-server, server-to-server and refresh tokens.
-    r"|(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{4,}|github_pat_[A-Za-z0-9_]{4,})"
-    # Google API keys.
-    r"|(?<![A-Za-z0-9_-])AIza[A-Za-z0-9_-]{4,}"
+    r"gh[pousr]_[A-Za-z0-9]{4,}|github_pat_[A-Za-z0-9_]{4,}"
+    # Google API keys, and OAuth access tokens.
+    r"|AIza[A-Za-z0-9_-]{4,}|ya29\.[A-Za-z0-9_-]{4,}"
+    # OpenAI and Anthropic keys (project, service account, admin), and the older sk- keys.
+    r"|sk-(?:proj|svcacct|admin|ant)-[A-Za-z0-9_-]{3,}|sk-[A-Za-z0-9]{20,}"
+    # Slack bot, user, app-level and refresh tokens; Stripe secret and restricted keys.
+    r"|xox[abposre]-[A-Za-z0-9-]{4,}|xapp-[A-Za-z0-9-]{4,}|[sr]k_(?:live|test)_[A-Za-z0-9]{4,}"
+    # GitLab personal, deploy and runner tokens; Hugging Face, npm and PyPI tokens.
+    r"|gl(?:pat|dt|rt|ptt|cbt)-[A-Za-z0-9_-]{4,}|hf_[A-Za-z0-9]{20,}|npm_[A-Za-z0-9]{20,}"
+    r"|pypi-AgE[A-Za-z0-9_-]{4,}"
+    # JWTs: a base64url JSON header ("eyJ" is '{"'), a payload, a signature.
+    r"|eyJ[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]*)?"
+    r")"
     # AWS access key ids (long-term, temporary, and the other IAM unique-id prefixes).
     r"|(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|APKA|AROA)[A-Z0-9]{16}(?![A-Z0-9])"
-    # JWTs: a base64url JSON header ("eyJ" is '{"'), a payload, a signature.
-    r"|(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]*)?",
+    # An HTTP bearer token, whatever header or variable holds it.
+    r"|(?<=Bearer )[A-Za-z0-9._~+/-]{6,}=*",
     re.S,
 )
 # The signature of a signed URL: Azure SAS (sig=), Cloud Storage and S3 (X-*-Signature=).
@@ -110,7 +124,12 @@ def _hidden(value: str) -> str:
 def _hide_value(match: re.Match[str]) -> str:
     if not looks_secret(match.group("name")):
         return match.group(0)
-    return match.group("head") + _hidden(match.group("value"))
+    head = match.group("head")
+    before = match.string[match.start() - 1 : match.start()]
+    if before in ("/", "\\") and head.rstrip().endswith(":"):
+        # A path's last folder before a colon ("in /runs/secret-run: chief-0 ..."): no name.
+        return match.group(0)
+    return head + _hidden(match.group("value"))
 
 
 def _hide_pair(match: re.Match[str]) -> str:

@@ -182,3 +182,12 @@ def test_info_for_a_person_escapes_what_the_terminal_must_not_get(
     printed = out.buffer.getvalue().decode()  # type: ignore[attr-defined]
     for line in [*printed.split("\n"), *err.getvalue().split("\n")]:  # not splitlines: \x85
         assert line.isprintable(), line
+
+
+def test_info_ends_each_form_with_one_newline() -> None:
+    # `vtrain info --json >> log.jsonl` must not glue the next record to this one.
+    for args in (["info", "--json"], ["info"]):
+        done = vtrain(*args, env={})
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.endswith("\n") and not done.stdout.endswith("\n\n")
+    assert vtrain("info", "--json", env={}).stdout.count("\n") == 1

@@ -274,6 +274,15 @@ _UPPER = string.ascii_uppercase + string.digits
 _B64URL = _ALNUM + "-_"
 
 
+_VENDOR_SHAPES = [
+    ("sk-proj-", _B64URL, 40), ("sk-svcacct-", _B64URL, 40), ("sk-ant-api03-", _B64URL, 40),
+    ("sk-", _ALNUM, 48), ("xoxb-", _ALNUM + "-", 40), ("xoxp-", _ALNUM + "-", 40),
+    ("xapp-", _ALNUM + "-", 40), ("sk_live_", _ALNUM, 24), ("rk_test_", _ALNUM, 24),
+    ("glpat-", _B64URL, 20), ("hf_", _ALNUM, 34), ("npm_", _ALNUM, 36), ("ya29.", _B64URL, 40),
+    ("pypi-AgEIcHlwaS5vcmc", _B64URL, 40),
+]  # fmt: skip
+
+
 @st.composite
 def shaped_secrets(draw: st.DrawFn) -> tuple[str, str]:
     """(the whole value, the part of it that must never be shown)."""
@@ -282,8 +291,18 @@ def shaped_secrets(draw: st.DrawFn) -> tuple[str, str]:
         return "Zq" + draw(st.text(chars, min_size=size - 2, max_size=size - 2))
 
     kind = draw(
-        st.sampled_from(["github", "github_pat", "google", "aws", "jwt", "pem", "sig", "goog"])
-    )
+        st.sampled_from(["github", "github_pat", "google", "aws", "jwt", "pem", "sig", "goog",
+                         "vendor", "bearer"])
+    )  # fmt: skip
+    if kind == "vendor":
+        # The issuers' own prefixes (OpenAI, Anthropic, Slack, Stripe, GitLab, Hugging Face,
+        # npm, Google OAuth), each before a body of its own alphabet.
+        prefix, chars, size = draw(st.sampled_from(_VENDOR_SHAPES))
+        secret = body(chars, size)
+        return prefix + secret, secret
+    if kind == "bearer":
+        secret = body(_B64URL + ".~+/", 30)
+        return f"Bearer {secret}", secret
     if kind == "github":
         secret = body(_ALNUM, 36)
         return draw(st.sampled_from("pousr")).join(["gh", "_"]) + secret, secret
@@ -310,7 +329,9 @@ def shaped_secrets(draw: st.DrawFn) -> tuple[str, str]:
     return f"https://storage.googleapis.com/b/o?X-Goog-Date=1&X-Goog-Signature={secret}", secret
 
 
-_PLAIN_NAMES = st.sampled_from(["GITHUB_PAT", "MAPS", "DATA", "SESSION", "cert", "blob", "url"])
+_PLAIN_NAMES = st.sampled_from(
+    ["GITHUB_PAT", "MAPS", "DATA", "SESSION", "cert", "blob", "url", "OPENAI", "SIGNED", "H"]
+)
 
 
 @examples(300)
@@ -352,3 +373,59 @@ def test_a_toleration_s_key_is_a_label_and_shown() -> None:
     assert redact({"tolerations": [toleration]}) == {"tolerations": [toleration]}
     # Without an operator, "key" is a name like any other: its value may be a credential.
     assert redact({"key": "Zq-secret"}) == {"key": HIDDEN}
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["sk-proj-XYZ", "https://storage.googleapis.com/b/o?X-Goog-Signature=abcdef",
+     "…?X-Goog-Signature=abcdef", "xoxb-1-2-abc", "Bearer abcdef123"],
+)  # fmt: skip
+def test_the_misses_of_issue_32_are_hidden(value: str) -> None:
+    secret = "XYZ" if value.startswith("sk-") else value.rpartition("=")[2].rpartition(" ")[2]
+    secret = secret.rpartition("-")[2]
+    for shown in (redact_text(f"OPENAI={value}"), redact({"name": "SIGNED", "value": value})):
+        assert secret not in json.dumps(shown), shown
+
+
+# What is not a credential: the names of replicas, addresses, and paths, whatever words
+# their folders hold (an output folder named "secret-run" is no secret).
+_FOLDER_WORDS = st.sampled_from(
+    ["secret", "token", "auth", "key", "run", "my-secret-dir", "pwd", "api_key", "credentials",
+     "2026", "out", "password=x"]
+)  # fmt: skip
+_PATHS = st.lists(_FOLDER_WORDS, min_size=1, max_size=4).map(lambda p: "/" + "/".join(p))
+_REPLICAS = st.lists(
+    st.tuples(st.sampled_from(["chief", "worker", "ps", "evaluator"]), st.integers(0, 12)),
+    min_size=1, max_size=5, unique=True,
+)  # fmt: skip
+
+
+@examples(300)
+@given(path=_PATHS, replicas=_REPLICAS, port=st.integers(1024, 65535))
+def test_a_banner_keeps_its_replicas_whatever_its_folder_is_called(
+    path: str, replicas: list[tuple[str, int]], port: int
+) -> None:
+    shown = ", ".join(f"{role}-{i} 127.0.0.{i + 1}:{port}" for role, i in replicas)
+    banner = f"job local-1 (vertex) in {path}: {shown}"
+    redacted = redact_text(banner)
+    if "=" not in path:  # a folder named password=x reads as an assignment: its value goes
+        assert redacted == banner
+    for role, i in replicas:
+        assert f"{role}-{i} 127.0.0.{i + 1}:{port}" in redacted
+    out = io.StringIO()
+    with tempfile.TemporaryDirectory() as output:
+        Output(["chief-0"], output, out, colour=False).note(banner)
+    assert shown in out.getvalue()
+
+
+@examples(300)
+@given(
+    # Not a folder named password=x: that reads as an assignment, and is hidden (over-hiding).
+    path=_PATHS.filter(lambda p: "=" not in p),
+    name=st.sampled_from(["OUTPUT_DIR", "DATA", "MODE", "epochs", "workers"]),
+)
+def test_a_value_under_an_ordinary_name_is_shown_whatever_it_says(path: str, name: str) -> None:
+    value = f"gs://bucket{path}"
+    document = {"env": [{"name": name, "value": value}], "args": [f"--{name}", value]}
+    assert redact(document) == document
+    assert redact_text(f"--{name}={value} {name}={value}") == f"--{name}={value} {name}={value}"

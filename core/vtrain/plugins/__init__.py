@@ -31,8 +31,32 @@ def _disabled(environ: Mapping[str, str]) -> frozenset[str]:
 
 
 def _entry_points(environ: Mapping[str, str]) -> dict[str, EntryPoint]:
+    """Name -> the entry point that plugin comes from; the first of a name, vtrain's own first."""
+    return _read_group(environ)[0]
+
+
+def _clashes(environ: Mapping[str, str]) -> dict[str, list[EntryPoint]]:
+    """Name -> the entry points of other distributions that declare it too, refused."""
+    return _read_group(environ)[1]
+
+
+def _read_group(
+    environ: Mapping[str, str],
+) -> tuple[dict[str, EntryPoint], dict[str, list[EntryPoint]]]:
     off = _disabled(environ)
-    return {ep.name: ep for ep in read_entry_points(GROUP) if ep.name not in off}
+    points = [ep for ep in read_entry_points(GROUP) if ep.name not in off]
+    # A distribution may not take over a name another one has, as register() may not without
+    # replace=True: a `pytorch` entry point in some package must not silently stand in for
+    # vtrain's. vtrain's own come first; among the others, the first on sys.path.
+    points.sort(key=lambda ep: normalize(ep.dist) != "vtrain")  # stable: sys.path order kept
+    kept: dict[str, EntryPoint] = {}
+    refused: dict[str, list[EntryPoint]] = {}
+    for ep in points:
+        if ep.name not in kept:
+            kept[ep.name] = ep
+        elif normalize(ep.dist) != normalize(kept[ep.name].dist):
+            refused.setdefault(ep.name, []).append(ep)
+    return kept, refused
 
 
 def register(name: str, plugin: Plugin | type[Plugin], *, replace: bool = False) -> None:
@@ -92,6 +116,10 @@ def get(name: str, environ: Mapping[str, str] | None = None) -> Plugin:
 def _load(name: str, point: EntryPoint) -> Plugin:
     try:
         loaded = point.load()
+        # Inside the try: an abstract class raises TypeError when it is made.
+        plugin = loaded() if isinstance(loaded, type) else loaded
+    except KeyboardInterrupt:
+        raise
     except ImportError as e:
         # A built-in plugin's module imports nothing optional; a failure here means the
         # distribution that declares the entry point is incomplete.
@@ -100,14 +128,12 @@ def _load(name: str, point: EntryPoint) -> Plugin:
         raise MissingExtraError(
             f"the {name} plugin", None, module=e.name, install=f"reinstall {point.dist}"
         ) from e
-    except Exception as e:
-        # A broken plugin must be named, not surface as some unrelated traceback.
+    except BaseException as e:
+        # A broken plugin must be named, not surface as some unrelated traceback; a plugin
+        # that calls sys.exit() at import (SystemExit) must not end the command either.
         raise PluginError(
-            f"plugin failed to load ({type(e).__name__}: {e})",
-            source=f"entry point {point.value}",
-            value=name,
+            f"plugin failed to load ({_why(e)})", source=f"entry point {point.value}", value=name
         ) from e
-    plugin = loaded() if isinstance(loaded, type) else loaded
     if not isinstance(plugin, Plugin):
         raise PluginError(
             "entry point is not a vtrain plugin",
@@ -137,17 +163,44 @@ def _unknown(name: str, known: list[str]) -> PluginError:
     )
 
 
+def _why(error: BaseException) -> str:
+    """`TypeError: Can't instantiate ...`, on one line."""
+    text = " ".join(str(error).split())
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
 def status(environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """Plugin name -> "ready", or why it is not: its framework is missing, or it fails to load."""
+    """Plugin name -> "ready", or why it is not: its framework is missing, or it fails to load.
+
+    A broken third-party plugin is one line here, whatever it raises (SystemExit included):
+    `vtrain info` lists it and goes on.
+    """
     env = os.environ if environ is None else environ
     result = {}
     for name in available(env):
         try:
             plugin = get(name, env)
         except PluginError as e:
-            result[name] = f"fails to load: {e.problem}"
+            failed = "plugin failed to load"
+            result[name] = (
+                e.problem.replace(failed, "fails to load", 1)
+                if e.problem.startswith(failed)
+                else f"fails to load ({e.problem})"
+            )
             continue
-        result[name] = "ready" if plugin.is_available() else "framework not installed"
+        try:
+            ready = plugin.is_available()
+        except KeyboardInterrupt:
+            raise
+        except BaseException as e:  # a third party's code: SystemExit included
+            result[name] = f"fails to load (is_available() raised {_why(e)})"
+            continue
+        result[name] = "ready" if ready else "framework not installed"
+    for name, refused in _clashes(env).items():
+        if name in result:
+            kept = _entry_points(env)[name].dist
+            others = ", ".join(ep.dist for ep in refused)
+            result[name] += f"; the {name!r} plugin of {others} is refused: {kept} has that name"
     return result
 
 

@@ -12,7 +12,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from vtrain.redact import redact
+from vtrain.redact import HIDDEN, redact
 
 
 @dataclass(frozen=True)
@@ -56,4 +56,19 @@ def print_document(delivery: Delivery, document: Any) -> None:
             f.write(dump(document, delivery.format))
         print(f"vtrain: wrote {delivery.output}", file=sys.stderr)
         return
-    sys.stdout.write(dump(redact(document), delivery.format))
+    shown = redact(document)
+    sys.stdout.write(dump(shown, delivery.format))
+    if shown != document:
+        warn_hidden()
+
+
+def warn_hidden() -> None:
+    """Say on stderr that printed values were hidden, when stdout goes to a file or a pipe."""
+    # On a terminal the *** is plain to see; `> job.yaml` would keep it without a word, and
+    # `vtrain submit --job job.yaml` refuses such a file.
+    if not sys.stdout.isatty():
+        print(
+            f"vtrain: note: credentials are printed as {HIDDEN}; "
+            "-o FILE writes the real values (a printed copy cannot be sent)",
+            file=sys.stderr,
+        )

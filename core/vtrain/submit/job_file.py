@@ -7,38 +7,28 @@ engine's types or schema, and returns it in the form the engine would send.
 
 from __future__ import annotations
 
-import json
 import os
+from collections.abc import Callable
 from typing import Any
 
+from vtrain.documents import parse_json, parse_yaml, read_text
 from vtrain.errors import ConfigError
+from vtrain.redact import HIDDEN
 from vtrain.submit.document import JobDocument
 from vtrain.submit.engines import ENGINES
 
-__all__ = ["JobDocument", "load_job", "read_job"]
+__all__ = ["JobDocument", "load_job", "read_job", "redaction_mark"]
 
 
 def read_job(path: str) -> JobDocument:
-    """Read and check a .yaml/.yml or .json job file."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except OSError as e:
-        raise ConfigError(f"cannot read the job file: {e.strerror}", source=path) from None
+    """Read and check a .yaml/.yml or .json job file, within `vtrain.documents`' bounds."""
+    text = read_text(path, "the job file")
     if path.endswith(".json"):
-        try:
-            document = json.loads(text)
-        except ValueError as e:
-            raise ConfigError(f"not valid JSON: {e}", source=path) from None
+        document = parse_json(text, path)
     else:
         from vtrain.submit.sdk import yaml_module
-        from vtrain.yaml_errors import yaml_problem
 
-        yaml = yaml_module()
-        try:
-            document = yaml.safe_load(text)
-        except yaml.YAMLError as e:
-            raise ConfigError(f"not valid YAML: {yaml_problem(e, text)}", source=path) from None
+        document = parse_yaml(text, path, yaml_module())
     name = os.path.splitext(os.path.basename(path))[0]
     return load_job(document, source=path, name=name)
 
@@ -50,11 +40,49 @@ def load_job(document: Any, *, source: str, name: str = "vtrain-job") -> JobDocu
             "not a job document", source=source, value=type(document).__name__,
             expected="a CustomJob, HyperparameterTuningJob, config.yaml or Kubeflow manifest",
         )  # fmt: skip
+    marked = redaction_mark(document)
+    if marked is not None:
+        # A document printed by `vtrain render` hides credentials; sent, the job would run
+        # with *** for a password. Only the file -o writes holds the real values.
+        raise ConfigError(
+            f"holds {HIDDEN}, where a printed document hides a credential", source=source,
+            path=marked, expected="the real value",
+            hint=f"render with -o {source} (the file holds every value), not > {source}",
+        )  # fmt: skip
+    huge = _past_int64(document)
+    if huge is not None:
+        # Every engine's integers are int64 at most (Kubernetes' int32 and int64, Vertex's
+        # and ml v1's int64); a larger one would only fail later, far from here.
+        raise ConfigError("a number past int64", source=source, path=huge,
+                          expected=f"an integer from {-(2**63)} to {2**63 - 1}")  # fmt: skip
     for engine in ENGINES.values():
         if engine.recognizes(document):
             return engine.load(document, source, name)
     shapes = [engine.shape for engine in reversed(list(ENGINES.values()))]
     raise ConfigError(
-        "not a job vtrain knows", source=source, value=sorted(document)[:6],
+        "not a job vtrain knows", source=source, value=sorted(map(str, document))[:6],
         expected=", ".join(shapes[:-1]) + " or " + shapes[-1],
     )  # fmt: skip
+
+
+def redaction_mark(document: Any) -> str | None:
+    """The path of the first string holding `vtrain.redact`'s mark, or None."""
+    return _first(document, lambda v: isinstance(v, str) and HIDDEN in v)
+
+
+def _past_int64(document: Any) -> str | None:
+    return _first(document, lambda v: isinstance(v, int) and not -(2**63) <= v < 2**63)
+
+
+def _first(document: Any, found: Callable[[Any], bool]) -> str | None:
+    """The path of the first value of `document` that is `found`, or None."""
+    stack: list[tuple[Any, str]] = [(document, "")]
+    while stack:
+        value, path = stack.pop()
+        if found(value):
+            return path or "(document)"
+        if isinstance(value, dict):
+            stack.extend((v, f"{path}.{k}" if path else str(k)) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((v, f"{path}[{i}]") for i, v in enumerate(value))
+    return None

@@ -58,6 +58,8 @@ class JobOptions:
     network: str | None = None
     timeout: int | None = None
     restart_job: bool = False
+    restart_reason: str | None = None
+    """Why `restart_job` is on though not asked for: the framework's plugin says so."""
     scheduling: str | None = None
     """SPOT or FLEX_START (Vertex's scheduling strategy); None: the engine's standard VMs."""
     max_wait: int | None = None
@@ -126,11 +128,14 @@ class JobOptions:
         python_module: str | None = None,
         executor_image: str | None = None,
         staging: str | None = None,
+        resume_from: str | None = None,
     ) -> JobOptions:
         """Check the job `vtrain submit PLATFORM` would send; all problems are raised together.
 
         `argv` is what follows ``--``; per-role mappings go from a role (chief,
         worker, ps, evaluator) to that role's image, machine type or accelerator text.
+        `resume_from` (an old job's checkpoint folder) goes to every replica as
+        VTRAIN_RESUME_FROM, one of its `env`.
         """
         if platform not in RULES:
             raise UsageError(
@@ -161,7 +166,7 @@ class JobOptions:
             spot=spot,
             flex_start=flex_start,
             max_wait=max_wait,
-            env=tuple(env),
+            env=tuple(env) + _resuming(resume_from),
             labels=tuple(labels),
             study=study,
             use_chief=use_chief,
@@ -182,8 +187,14 @@ class JobOptions:
         problems = Problems(request.platform)
         pools = build_pools(request, rules.default_machine, problems)
         command, job_args = split_command(request.argv)
+        for word in request.argv:
+            if "\0" in word:
+                # What a replica's exec() would refuse; the platform would start it to find out.
+                problems.bad("COMMAND", "a NUL character (\\0) in an argument", word,
+                             "arguments without NUL")  # fmt: skip
         env, errors = parse_pairs("--env", request.env, env=True)
         problems.add(*errors)
+        _check_resume_from(env, problems)
         labels, errors = parse_pairs("--label", request.labels, env=False, labels=rules.labels)
         problems.add(*errors)
         region = request.region or DEFAULT_REGION
@@ -202,6 +213,9 @@ class JobOptions:
         study = read_request_study(request, problems)
         rules.check(request, study, problems)
         problems.raise_all()
+        restart_reason = None
+        if rules.restarts_jobs and not request.restart_job:
+            restart_reason = job_restarts(request.framework)
         return cls(
             platform=request.platform,
             name=request.name or default_name(rules.name_separator),
@@ -216,7 +230,8 @@ class JobOptions:
             service_account=request.service_account,
             network=request.network,
             timeout=timeout,
-            restart_job=request.restart_job,
+            restart_job=request.restart_job or restart_reason is not None,
+            restart_reason=restart_reason,
             scheduling="SPOT" if request.spot else "FLEX_START" if request.flex_start else None,
             max_wait=max_wait,
             reduction_servers=request.reduction_servers,
@@ -231,6 +246,39 @@ class JobOptions:
             executor_image=request.executor_image,
             staging=request.staging,
         )
+
+
+def _resuming(folder: str | None) -> tuple[str, ...]:
+    """`--resume-from` as the `--env` pair the replicas read (the core's restore does)."""
+    from vtrain.variables import RESUME_FROM
+
+    return () if folder is None else (f"{RESUME_FROM}={folder}",)
+
+
+def _check_resume_from(env: Sequence[tuple[str, str]], problems: Problems) -> None:
+    """Refuse a VTRAIN_RESUME_FROM the job's replicas could not read: it must be in the cloud."""
+    from vtrain.variables import RESUME_FROM
+
+    for name, value in env:
+        if name == RESUME_FROM and not value.startswith(("gs://", "/gcs/")):
+            problems.bad(
+                "--resume-from", "not a Cloud Storage folder", value,
+                "the old job's checkpoint folder, gs://BUCKET/PATH/checkpoints or /gcs/...",
+                hint="the replicas read it in the cloud; a local folder is for "
+                "`vtrain local run --resume-from`",
+            )  # fmt: skip
+
+
+def job_restarts(framework: str | None) -> str | None:
+    """Why `framework`'s jobs must restart whole when one replica does (its plugin's word)."""
+    if framework is None:
+        return None
+    from vtrain import plugins
+
+    try:
+        return plugins.get(framework).job_restarts
+    except VtrainError:
+        return None  # not installed here: --framework's own check names it
 
 
 def _duration(text: str | None, flag: str, problems: Problems) -> int | None:

@@ -139,6 +139,10 @@ def parse_pairs(
             # Without "=" the item may be a bare credential: it is shown redacted, like all values.
             bad("not NAME=VALUE", item, "NAME=VALUE")
             continue
+        if "\0" in item:
+            # Only the name is shown: the value may be a credential.
+            bad("a NUL character (\\0) in NAME=VALUE", key, "text without NUL")
+            continue
         if env and not _ENV_NAME.fullmatch(key):
             bad("not a variable name", key, "letters, digits and '_'")
         elif env and PLATFORM_OWNED.fullmatch(key):
@@ -148,5 +152,13 @@ def parse_pairs(
             )  # fmt: skip
         elif not env and not labels.ok(key, value):
             bad("not a label", item, labels.says)
+        if key in found and found[key] != value:
+            # The job would silently keep the last one; which was meant is the user's call.
+            if env:  # the values are not shown: they may be credentials
+                errors.append(UsageError(f"{key} is given twice, with two values", source=flag,
+                                         expected="each variable once"))  # fmt: skip
+            else:
+                bad(f"key {key!r} is given twice", f"{key}={found[key]} and {key}={value}",
+                    "each key once")  # fmt: skip
         found[key] = value
     return tuple(found.items()), errors

@@ -40,7 +40,6 @@ the StudySpec may sit under `study_spec` beside the counts, as in a
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import re
 from collections.abc import Mapping
@@ -74,47 +73,25 @@ MAX_COUNT = 2**31 - 1
 
 
 def read_study(path: str) -> Study:
-    """Read a .yaml/.yml (needs pyyaml) or .json study file."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except (OSError, ValueError) as e:
-        # ValueError: a path no file can have (a NUL, a surrogate the file system cannot encode).
-        why = e.strerror if isinstance(e, OSError) else "not a path this system can open"
-        raise ConfigError(f"cannot read the study file: {why}", source=path) from e
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = data.count(b"\n", 0, e.start) + 1
-        raise ConfigError(
-            f"not UTF-8 text: byte {data[e.start]:#04x} on line {line}",
-            source=path,
-            expected="a UTF-8 file",
-            hint="save it as UTF-8 (an editor's Latin-1 or Windows-1252 writes é as one byte)",
-        ) from None
+    """Read a .yaml/.yml (needs pyyaml) or .json study file, within `vtrain.documents`' bounds."""
+    from vtrain.documents import read_text
+
+    text = read_text(path, "the study file")
     return parse_study(text, source=path, yaml=not path.endswith(".json"))
 
 
 def parse_study(text: str, *, source: str = "study", yaml: bool = True) -> Study:
     """Parse a study document; `yaml=False` reads JSON with the standard library only."""
+    from vtrain.documents import parse_json, parse_yaml
+
     if not yaml:
-        try:
-            document = json.loads(text)
-        except (ValueError, RecursionError) as e:
-            # ValueError includes int()'s refusal of a number over 4300 digits.
-            raise ConfigError(f"not valid JSON: {e}", source=source) from e
+        document = parse_json(text, source)
     else:
         try:
             import yaml as pyyaml  # type: ignore[import-untyped]
         except ImportError:
             raise MissingExtraError("a YAML study file", "tune", module="yaml") from None
-        try:
-            document = pyyaml.safe_load(text)
-        except (pyyaml.YAMLError, ValueError, RecursionError) as e:
-            # pyyaml converts numbers with int(), which refuses over 4300 digits (ValueError).
-            from vtrain.yaml_errors import yaml_problem
-
-            raise ConfigError(f"not valid YAML: {yaml_problem(e, text)}", source=source) from e
+        document = parse_yaml(text, source, pyyaml)
     return study_from_document(document, source=source)
 
 

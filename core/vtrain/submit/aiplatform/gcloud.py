@@ -11,7 +11,7 @@ import sys
 
 from vtrain.cluster.roles import CHIEF, PS, WORKER
 from vtrain.redact import redact
-from vtrain.submit.delivery import Delivery, print_document
+from vtrain.submit.delivery import Delivery, print_document, warn_hidden
 from vtrain.submit.document import JobDocument
 from vtrain.submit.options import JobOptions
 
@@ -35,9 +35,12 @@ def show(job: JobDocument, options: JobOptions | None, delivery: Delivery) -> in
         words = gcloud_words(
             options, delivery.output or "config.yaml", flags_only=delivery.flags_only
         )
-    command = shlex.join(redact(words))
+    shown = redact(words)
+    command = shlex.join(shown)
     if delivery.flags_only:
         print(command)
+        if shown != words:
+            warn_hidden()
     else:
         print(f"vtrain: equivalent: {command}", file=sys.stderr)
     if not delivery.dry_run:

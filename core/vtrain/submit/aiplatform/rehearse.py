@@ -54,5 +54,10 @@ def rehearse(
         job_kind=job.kind,
         role_commands=commands,
         role_env=envs,
+        sources={
+            role: f"{job.source}: trainingInput.{prefix}Count"
+            for role, prefix in PREFIXES.items()
+            if role != CHIEF
+        },
     )
     return Rehearsal(options, [])

@@ -127,11 +127,15 @@ def _check(
         fmt = schema.get("format")
         # int64 travels as a JSON string; a plain integer is accepted too, as the API does.
         if fmt == "int64" and isinstance(value, int) and not isinstance(value, bool):
+            if not -(2**63) <= value < 2**63:
+                found.append((path, "out of int64's range", value))
             return
         if not isinstance(value, str):
             found.append((path, "not a string", value))
         elif fmt == "int64" and not _INT64.fullmatch(value):
             found.append((path, "not an integer", value))
+        elif fmt == "int64" and not -(2**63) <= int(value) < 2**63:
+            found.append((path, "out of int64's range", value))
         elif fmt == "google-duration" and not _DURATION.fullmatch(value):
             found.append((path, "not a duration like '3600s'", value))
         elif "enum" in schema and value not in schema["enum"]:
@@ -139,6 +143,8 @@ def _check(
     elif kind == "integer":
         if isinstance(value, bool) or not isinstance(value, int):
             found.append((path, "not an integer", value))
+        elif schema.get("format") == "int32" and not -(2**31) <= value < 2**31:
+            found.append((path, "out of int32's range", value))
     elif kind == "number":
         if isinstance(value, bool) or not isinstance(value, int | float):
             found.append((path, "not a number", value))

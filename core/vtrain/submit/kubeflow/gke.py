@@ -106,7 +106,12 @@ def _gke_name(text: str) -> str | None:
 def selector_problems(selector: Mapping[str, str]) -> list[tuple[str, str, str]]:
     """(label, value, expected) for each accelerator label of `selector` no GKE node has."""
     t = table()
-    found = []
+    found: list[tuple[str, str, str]] = []
+    for label in (GPU_LABEL, TPU_LABEL, TPU_TOPOLOGY):
+        if label in selector and not isinstance(selector[label], str):
+            found.append((label, selector[label], "a label value (a string)"))
+    if found:
+        return found
     if GPU_LABEL in selector and selector[GPU_LABEL] not in t.gpus:
         found.append((GPU_LABEL, selector[GPU_LABEL], "one of " + ", ".join(t.gpus)))
     if TPU_LABEL in selector:

@@ -115,7 +115,7 @@ def parse(document: Mapping[str, Any], *, source: str) -> Any:
     m = sdk.katib_models()
     try:
         return m.V1beta1Experiment.from_dict(dict(document))
-    except (ValueError, TypeError) as e:
+    except (ValueError, TypeError, AttributeError, OverflowError) as e:
         # pydantic's ValidationError: its second and third lines name the field and the problem.
         detail = " ".join(line.strip() for line in str(e).splitlines()[1:3])
         raise ConfigError(f"not a valid Experiment: {detail}", source=source) from None
@@ -144,8 +144,8 @@ def _webhook(document: Mapping[str, Any], source: str) -> list[VtrainError]:
             ConfigError(problem, source=source, path=path, value=value, expected=expected)
         )
 
-    name = (document.get("metadata") or {}).get("name", "")
-    if not NAME.fullmatch(name):
+    name = (document.get("metadata") or {}).get("name")
+    if not isinstance(name, str) or not NAME.fullmatch(name):
         bad("metadata.name", "not an Experiment name", name, "^[a-z]([-a-z0-9]*[a-z0-9])?$")
     spec = document.get("spec") or {}
     counts: dict[str, int | None] = {

@@ -17,6 +17,7 @@ from vtrain.errors import ConfigError, raise_all
 from vtrain.submit import sdk
 from vtrain.submit.document import JobDocument
 from vtrain.submit.kubeflow import katib, trainjob
+from vtrain.submit.kubeflow.containers import replica_spec_problems
 from vtrain.submit.kubeflow.gke import selector_problems
 from vtrain.submit.kubeflow.kinds import API_VERSION, KINDS
 from vtrain.submit.kubeflow.round_trip import round_trip_errors
@@ -34,7 +35,7 @@ class _Response:
 def parse(document: Mapping[str, Any], *, source: str) -> Any:
     """The kubeflow-training model of a v1 job manifest (TFJob, PyTorchJob, XGBoostJob)."""
     kind = document.get("kind")
-    if kind not in KINDS:
+    if not isinstance(kind, str) or kind not in KINDS:
         raise ConfigError(
             "not a training-operator v1 job, a TrainJob or a Katib Experiment",
             source=source,
@@ -45,8 +46,14 @@ def parse(document: Mapping[str, Any], *, source: str) -> Any:
     sdk.kubeflow_training()
     try:
         return sdk.kubeflow_api_client().deserialize(_Response(document), f"KubeflowOrgV1{kind}")
-    except (ValueError, TypeError) as e:
-        raise ConfigError(f"not a valid {kind}: {e}", source=source) from None
+    except (ValueError, TypeError, AttributeError, KeyError, OverflowError) as e:
+        # The generated models fail on a value of the wrong shape with whatever Python raises
+        # (a list where a mapping belongs: AttributeError).
+        said = " ".join(str(e).split())[:200]
+        raise ConfigError(
+            f"not a valid {kind}: {type(e).__name__}: {said}", source=source,
+            expected=f"the fields of a {kind}, each of its type",
+        ) from None  # fmt: skip
 
 
 def check(document: Mapping[str, Any], *, source: str) -> None:
@@ -57,6 +64,11 @@ def check(document: Mapping[str, Any], *, source: str) -> None:
     if document.get("kind") == katib.KIND:
         katib.check(document, source=source)
         trial_spec = document["spec"]["trialTemplate"]["trialSpec"]
+        if not isinstance(trial_spec, Mapping):
+            raise ConfigError(
+                "not a job manifest", source=source, path="spec.trialTemplate.trialSpec",
+                value=trial_spec, expected="the TFJob, PyTorchJob or XGBoostJob each trial runs",
+            )  # fmt: skip
         check(trial_spec, source=f"{source}: spec.trialTemplate.trialSpec")
         return
     job = parse(document, source=source)
@@ -66,7 +78,11 @@ def check(document: Mapping[str, Any], *, source: str) -> None:
     )
     kind = KINDS[str(document["kind"])]
     field = kind.replica_specs
-    specs = (document.get("spec") or {}).get(field) or {}
+    spec_of = document.get("spec")
+    specs = (spec_of.get(field) if isinstance(spec_of, Mapping) else None) or {}
+    if not isinstance(specs, Mapping):
+        raise ConfigError("not a mapping", source=source, path=f"spec.{field}", value=specs,
+                          expected="replica type -> replica spec")  # fmt: skip
     allowed = list(kind.replica_types.values())
     if not specs:
         errors.append(
@@ -88,6 +104,10 @@ def check(document: Mapping[str, Any], *, source: str) -> None:
                     expected=" or ".join(allowed),
                 )
             )
+    for name, spec in specs.items():
+        errors += replica_spec_problems(spec, source, f"spec.{field}.{name}")
+    # What follows reads the replica specs: their shape must hold first.
+    raise_all(errors)
     ps, worker = kind.replica_types.get(PS), kind.replica_types[WORKER]
     if (
         ps in specs
@@ -103,7 +123,7 @@ def check(document: Mapping[str, Any], *, source: str) -> None:
             )
         )
     for name, spec in specs.items():
-        pod = ((spec or {}).get("template") or {}).get("spec") or {}
+        pod = spec["template"]["spec"]
         for label, value, expected in selector_problems(pod.get("nodeSelector") or {}):
             errors.append(
                 ConfigError(

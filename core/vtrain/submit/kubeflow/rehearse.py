@@ -14,6 +14,7 @@ from typing import Any
 from vtrain.cluster.roles import CHIEF, EVALUATOR, PS, WORKER
 from vtrain.context import OUTPUT_FOLDERS, output_dirs
 from vtrain.errors import UsageError
+from vtrain.submit.container_env import container_env
 from vtrain.submit.document import JobDocument
 from vtrain.submit.kubeflow import katib, trainjob
 from vtrain.submit.kubeflow.gke import SPOT_LABEL
@@ -64,7 +65,8 @@ def _experiment(
         lambda m: json.dumps(fills.get(m[1], m[0]))[1:-1], json.dumps(template["trialSpec"])
     )
     trial_job: dict[str, Any] = json.loads(text)
-    rehearsal = _v1(trial_job, str(trial_job["kind"]), job.source, local, output_dir)
+    source = f"{job.source}: spec.trialTemplate.trialSpec"
+    rehearsal = _v1(trial_job, str(trial_job["kind"]), source, local, output_dir)
     shown = " ".join(f"--{k}={v}" for k, v in texts.items())
     rehearsal.notes.append(f"Katib trial {number}: {shown} (as the study's {study.algorithm})")
     return rehearsal
@@ -84,21 +86,30 @@ def _v1(
             expected=f"a {kind.chief} replica spec",
         )
     counts = dict.fromkeys((CHIEF, WORKER, PS, EVALUATOR), 0)
-    commands, envs = {}, {}
+    commands, envs, sources = {}, {}, {}
     local_dirs = output_dirs(output_dir)
     for replica_type, spec in specs.items():
         role = kind.role_of(replica_type)
-        counts[role] = int(spec.get("replicas", 1))
+        where = f"spec.{kind.replica_specs}.{replica_type}"
+        # The operator's default is one replica; `replicas: null` is that default too.
+        replicas = spec.get("replicas")
+        counts[role] = 1 if replicas is None else int(replicas)
+        sources[role] = f"{source}: {where}.replicas"
+        # `manifest.check` has refused a pod without containers.
         containers = spec["template"]["spec"]["containers"]
-        container = next((c for c in containers if c.get("name") == kind.container), containers[0])
+        i, container = next(
+            ((i, c) for i, c in enumerate(containers) if c.get("name") == kind.container),
+            (0, containers[0]),
+        )
         commands[role] = replica_command(
             role, container.get("command") or [], container.get("args") or [], local, source
         )
-        env = {
-            e["name"]: e.get("value", "")
-            for e in container.get("env") or []
-            if "name" in e and e["name"] not in _LOCAL_OWNED
-        }
+        env = container_env(
+            container.get("env"),
+            source=source,
+            path=f"{where}.template.spec.containers[{i}].env",
+            skip=_LOCAL_OWNED,
+        )
         # The manifest's output folders live in the cluster; here they are this job's.
         envs[role] = env | {k: local_dirs[k] for k in OUTPUT_FOLDERS if k in env}
     options = dict(
@@ -110,6 +121,7 @@ def _v1(
         job_kind=kind_name,
         role_commands=commands,
         role_env=envs,
+        sources=sources,
     )
     selectors = [s["template"]["spec"].get("nodeSelector") or {} for s in specs.values()]
     spot = any(selector.get(SPOT_LABEL) == "true" for selector in selectors)
@@ -123,7 +135,7 @@ def _trainjob(job: JobDocument, local: list[str], output_dir: str) -> Rehearsal:
     command = replica_command(
         CHIEF, trainer.get("command") or [], trainer.get("args") or [], local, job.source
     )
-    env = {e["name"]: e.get("value", "") for e in trainer.get("env") or [] if "name" in e}
+    env = container_env(trainer.get("env"), source=job.source, path="spec.trainer.env")
     env |= {k: v for k, v in output_dirs(output_dir).items() if k in env}
     notes = []
     if "numProcPerNode" not in trainer:
@@ -138,5 +150,6 @@ def _trainjob(job: JobDocument, local: list[str], output_dir: str) -> Rehearsal:
         job_kind=job.kind,
         role_commands={CHIEF: command, WORKER: command},
         role_env={CHIEF: env, WORKER: env},
+        sources={WORKER: f"{job.source}: spec.trainer.numNodes"},
     )
     return Rehearsal(options, notes)

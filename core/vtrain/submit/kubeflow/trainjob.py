@@ -16,6 +16,7 @@ from typing import Any
 from vtrain.cluster.roles import CHIEF, WORKER
 from vtrain.errors import ConfigError, raise_all
 from vtrain.submit import sdk
+from vtrain.submit.kubeflow.containers import command_problems
 from vtrain.submit.kubeflow.pods import output_env, placement
 from vtrain.submit.kubeflow.round_trip import round_trip_errors
 from vtrain.submit.options import JobOptions
@@ -128,7 +129,9 @@ def _patches(m: Any, options: JobOptions) -> list[Any] | None:
 def parse(document: Mapping[str, Any], *, source: str) -> Any:
     """The kubeflow_trainer_api model of a TrainJob manifest."""
     m = sdk.kubeflow_trainer()
-    runtime = ((document.get("spec") or {}).get("runtimeRef") or {}).get("name")
+    spec = document.get("spec")
+    ref = spec.get("runtimeRef") if isinstance(spec, Mapping) else None
+    runtime = ref.get("name") if isinstance(ref, Mapping) else None
     if not runtime:
         # Checked here: the model's own error for a missing required field is pages long.
         raise ConfigError(
@@ -137,7 +140,7 @@ def parse(document: Mapping[str, Any], *, source: str) -> Any:
         )  # fmt: skip
     try:
         return m.TrainerV1alpha1TrainJob.from_dict(dict(document))
-    except (ValueError, TypeError) as e:
+    except (ValueError, TypeError, AttributeError, OverflowError) as e:
         # pydantic's ValidationError: its second and third lines name the field and the problem.
         detail = " ".join(line.strip() for line in str(e).splitlines()[1:3])
         raise ConfigError(f"not a valid TrainJob: {detail}", source=source) from None
@@ -150,6 +153,9 @@ def check(document: Mapping[str, Any], *, source: str) -> None:
         document, job.to_dict(), source=source, models="kubeflow_trainer_api",
         api_version=API_VERSION,
     )  # fmt: skip
+    trainer = (document.get("spec") or {}).get("trainer")
+    if isinstance(trainer, Mapping):
+        errors += command_problems(trainer, source, "spec.trainer")
     nodes = job.spec.trainer.num_nodes if job.spec.trainer else None
     if nodes is not None and nodes < 1:
         errors.append(

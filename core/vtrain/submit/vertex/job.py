@@ -8,6 +8,7 @@ then checks Vertex's rules for worker pools, which the types alone do not.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -24,6 +25,8 @@ TUNING_JOB = "HyperparameterTuningJob"
 POOL_ROLES = (CHIEF, WORKER, PS, EVALUATOR)
 MAX_POOLS = len(POOL_ROLES)
 SHAPE = "jobSpec (CustomJob), trialJobSpec (HyperparameterTuningJob)"
+# Vertex's EnvVar.name: "Must be a valid C identifier".
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def parse(kind: str, document: Any, *, source: str) -> Any:
@@ -33,7 +36,7 @@ def parse(kind: str, document: Any, *, source: str) -> Any:
     parse_error = sdk.json_format().ParseError
     try:
         message = message_class.from_json(json.dumps(document), ignore_unknown_fields=False)
-    except (parse_error, ValueError, TypeError) as e:
+    except (parse_error, ValueError, TypeError, OverflowError) as e:
         raise ConfigError(
             f"not a valid {kind}: {str(e).splitlines()[0]}", source=source,
             hint="the SDK's aiplatform_v1 types refused it",
@@ -93,11 +96,24 @@ def check_pools(spec: Any, kind: str, source: str) -> None:
             bad(f"{where}[{i}]", "no image", None, "containerSpec.imageUri or pythonPackageSpec")
         if not pool.replica_count:
             bad(f"{where}[{i}].replicaCount", "a pool with no replicas", 0, "1 or more, or {}")
+        for spec in ("containerSpec", "pythonPackageSpec"):
+            message = pool.container_spec if spec == "containerSpec" else pool.python_package_spec
+            for j, variable in enumerate(message.env):
+                if not _ENV_NAME.fullmatch(variable.name):
+                    bad(
+                        f"{where}[{i}].{spec}.env[{j}].name", "not a variable name",
+                        variable.name or None, "a C identifier, as Vertex requires (e.g. MODE)",
+                    )  # fmt: skip
     raise_all(errors)
 
 
 def _check_machine(machine: Any, path: str, bad: Callable[[str, str, Any, str], None]) -> None:
     """The machine is one Vertex trains on, and holds its accelerators (`machines.json`)."""
+    if machine.accelerator_type and not hasattr(machine.accelerator_type, "name"):
+        # Proto3 JSON takes any number for an enum; the SDK keeps one it does not know as int.
+        bad(f"{path}.acceleratorType", "not an accelerator type", int(machine.accelerator_type),
+            "a name such as NVIDIA_TESLA_T4")  # fmt: skip
+        return
     if not machine.machine_type:
         return  # the service's default machine
     instead = machines.unknown(machine.machine_type)

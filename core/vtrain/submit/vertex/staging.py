@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
+import subprocess
 import sys
 import tempfile
 from functools import cache
@@ -22,6 +24,10 @@ from vtrain.submit import sdk
 
 _SKIP = {"__pycache__", ".git", ".venv", ".nox", ".mypy_cache", ".pytest_cache", "dist", "build"}
 _DIGEST_CHARS = 12
+# pip's last words when a requirement cannot be had: the requirement is what the user fixes.
+_PIP_MISSING = re.compile(
+    r"(?:No matching distribution found for|satisfies the requirement) (?P<requirement>\S+)"
+)
 
 
 def tree_digest(root: str) -> str:
@@ -60,15 +66,16 @@ def build_sdist(package_dir: str) -> tuple[str, bytes]:
 def _build(root: str, digest: str) -> tuple[str, bytes]:
     # `digest` is part of the key: an edited source between two calls is built again.
     build, hooks = sdk.build_frontend()
-    # Quiet: a backend's progress lines would mix into the rendered job on stdout.
-    builder = build.ProjectBuilder(root, sys.executable, hooks.quiet_subprocess_runner)
     with tempfile.TemporaryDirectory(prefix="vtrain-sdist-") as out:
         try:
+            # Quiet: a backend's progress lines would mix into the rendered job on stdout.
+            # Inside the try: a pyproject.toml that does not parse is refused here.
+            builder = build.ProjectBuilder(root, sys.executable, hooks.quiet_subprocess_runner)
             if _installed(build, builder):
                 path = builder.build("sdist", out)
             else:
                 path = _build_isolated(build, hooks, root, out)
-        except (build.BuildException, build.BuildBackendException) as e:
+        except (build.BuildException, build.BuildBackendException, build.FailedProcessError) as e:
             raise ConfigError(
                 f"the package's build backend failed: {_last_line(e)}",
                 source="--python-package", value=root,
@@ -93,10 +100,32 @@ def _build_isolated(build: Any, hooks: Any, root: str, out: str) -> str:
         builder = build.ProjectBuilder.from_isolated_env(
             env, root, runner=hooks.quiet_subprocess_runner
         )
-        env.install(builder.build_system_requires)
-        env.install(builder.get_requires_for_build("sdist"))
+        _install(env, builder.build_system_requires, "[build-system] requires", root)
+        _install(env, builder.get_requires_for_build("sdist"), "build backend's requirements", root)
         path: str = builder.build("sdist", out)
         return path
+
+
+def _install(env: Any, requirements: Any, what: str, root: str) -> None:
+    """Install `requirements` into the isolated environment, or say which one could not be."""
+    try:
+        env.install(requirements)
+    except subprocess.CalledProcessError as e:
+        said = e.stderr or e.output or b""
+        text = said.decode(errors="replace") if isinstance(said, bytes) else str(said)
+        errors = [
+            line[len("ERROR:") :].strip() for line in text.splitlines() if line.startswith("ERROR:")
+        ]
+        found = next((m for line in errors if (m := _PIP_MISSING.search(line))), None)
+        failed = found["requirement"] if found else ", ".join(sorted(requirements))
+        raise ConfigError(
+            f"cannot install the package's build requirement {failed} ({what}): "
+            f"{errors[-1] if errors else f'pip exited with {e.returncode}'}",
+            source="--python-package", value=root,
+            expected="requirements pip can install from this machine's package index",
+            hint="install the backend and its requirements here (the build then needs no "
+            "isolated environment), or fix the requirement in pyproject.toml",
+        ) from None  # fmt: skip
 
 
 def _last_line(error: Exception) -> str:
