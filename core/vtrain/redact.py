@@ -123,7 +123,10 @@ def _hidden(value: str) -> str:
 
 def _hide_value(match: re.Match[str]) -> str:
     if not looks_secret(match.group("name")):
-        return match.group(0)
+        # Its value may hold a pair of its own ("note: DB_PASSWORD=abc"), which this match
+        # consumed before the pattern could see it: look inside.
+        value = match.group("value")
+        return match.group(0)[: -len(value)] + redact_text(value) if value else match.group(0)
     head = match.group("head")
     before = match.string[match.start() - 1 : match.start()]
     if before in ("/", "\\") and head.rstrip().endswith(":"):

@@ -5,7 +5,7 @@ to 9.5 GB; here it is refused while its events are counted, before any value
 is built. The property tests generate YAML and JSON documents with anchors
 and aliases (cycles too), deep nesting, NUL and control characters, huge
 numbers and empty lists; each gives a value or a ConfigError of one line.
-A few of them run in a child process under a 200 MiB address-space limit.
+The bombs also run in a child process under a 200 MiB address-space limit.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ import resource
 import subprocess
 import sys
 import textwrap
-import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -202,23 +201,18 @@ def _one_line(error: VtrainError) -> None:
 @examples(200)
 @given(text=yaml_documents())
 def test_a_generated_yaml_document_is_read_within_bounds_or_refused(text: str) -> None:
-    tracemalloc.start()
     try:
-        try:
-            document = parse_yaml(text, "doc.yaml", yaml)
-        except ConfigError as e:
-            _one_line(e)
-            return
-        # What blew up before: a walk of the document as a tree (issue 32's json.dumps).
-        json.dumps(document, default=repr)
-        try:
-            parse_study(text, source="doc.yaml")
-        except ConfigError as e:
-            _one_line(e)
-        _, peak = tracemalloc.get_traced_memory()
-        assert peak < 200 << 20
-    finally:
-        tracemalloc.stop()
+        document = parse_yaml(text, "doc.yaml", yaml)
+    except ConfigError as e:
+        _one_line(e)
+        return
+    # What blew up before: a walk of the document as a tree (issue 32's json.dumps). Its
+    # memory is bounded by the count of values; the child processes above measure it.
+    json.dumps(document, default=repr)
+    try:
+        parse_study(text, source="doc.yaml")
+    except ConfigError as e:
+        _one_line(e)
 
 
 @examples(300)

@@ -429,3 +429,17 @@ def test_a_value_under_an_ordinary_name_is_shown_whatever_it_says(path: str, nam
     document = {"env": [{"name": name, "value": value}], "args": [f"--{name}", value]}
     assert redact(document) == document
     assert redact_text(f"--{name}={value} {name}={value}") == f"--{name}={value} {name}={value}"
+
+
+@examples(200)
+@given(secret_names(), secrets, st.sampled_from(["note", "arguments", "message", "OUTPUT_DIR"]))
+def test_a_secret_pair_inside_an_ordinary_value_is_hidden(
+    name: str, secret: str, outer: str
+) -> None:
+    # "note: DB_PASSWORD=abc": the ordinary pair's value is a secret pair of its own.
+    for text in (
+        f"{outer}: {name}={secret}",
+        f"{outer}: --{name}={secret}",
+        f"{outer}={name}={secret}",
+    ):
+        assert secret not in redact_text(text), text
