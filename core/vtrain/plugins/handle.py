@@ -11,6 +11,7 @@ shape, so a user who has read one knows the other three:
 - `save_model(model)`: write the model to AIP_MODEL_DIR from the leader;
 - `report(value, tag=...)`: the tuning metric, from the leader;
 - `share(split)`, `shard(items)`: this trainer's part of the input;
+- `stream(split, resume=found)`: its records with a position, going on where a commit stood;
 - `barrier()`, `close()`.
 
 Framework-native objects keep their native names on each handle (`strategy`,
@@ -34,7 +35,7 @@ from vtrain.errors import UsageError
 if TYPE_CHECKING:
     from vtrain.checkpoints import CheckpointManager
     from vtrain.context import RunContext
-    from vtrain.data import Share
+    from vtrain.data import Share, Stream
 
 H = TypeVar("H", bound="Handle")
 T = TypeVar("T")
@@ -157,6 +158,42 @@ class Handle:
             )
         rank, world_size = self._place("shard")
         return list(deal(items, rank, world_size))
+
+    def stream(
+        self,
+        split: str = "training",
+        *,
+        resume: Resumed | Mapping[str, Any] | None = None,
+        **options: Any,
+    ) -> Stream:
+        """This trainer's records of `split`, epoch after epoch, positioned where `resume` stood.
+
+        `resume` is what `resume()` returned (its `data`, the position saved with the
+        step) or a position from `vtrain.data.merge_states`; what was left of its epoch
+        is dealt among this job's trainers, however many saved it; given what `resume()`
+        returned, the leader says so in the log. `options` are `vtrain.data.stream`'s
+        (`shuffle_seed`, `buffer`, `format` … as when it was saved). Each plugin feeds it
+        to its framework: PyTorch's StreamDataset, Keras' `stream_batches`, MXNet's
+        `stream_iter`.
+        """
+        import sys
+
+        from vtrain.data import stream
+        from vtrain.data.saved_position import describe_resume
+
+        position = resume.data if isinstance(resume, Resumed) else resume
+        rank, world_size = (None, None) if self.rank is None else self._place("stream")
+        made = stream(split, rank=rank, world_size=world_size, resume=position,
+                      environ=self.environ, **options)  # fmt: skip
+        if self.is_leader and isinstance(resume, Resumed) and resume:
+            line = describe_resume(self._step_of(resume), position, made.world_size)
+            print(line, file=sys.stderr, flush=True)
+        return made
+
+    def _step_of(self, resume: Resumed) -> int:
+        """The step `resume` committed, for the log: its `done`, unless the plugin counts
+        `done` in another unit (Keras' epochs)."""
+        return resume.done
 
     def _place(self, what: str) -> tuple[int, int]:
         """Which part of the input this trainer reads, as (k, n); a UsageError off the collective.

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import os
-import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
@@ -123,33 +122,6 @@ class MXNetHandle(Handle):
             batch_size=batch_size,
             last_batch=last_batch,
         )
-
-    def stream(
-        self,
-        split: str = "training",
-        *,
-        resume: Resumed | Mapping[str, Any] | None = None,
-        **options: Any,
-    ) -> Any:
-        """This worker's records of `split`, epoch after epoch, positioned where `resume` stood.
-
-        As the PyTorch handle's: `resume` is what `resume()` returned or a merged
-        position; what was left of its epoch is dealt among this job's workers, however
-        many saved it. `options` are `vtrain.data.stream`'s. `stream_iter` batches it.
-        """
-        from vtrain.data import stream
-
-        position = resume.data if isinstance(resume, Resumed) else resume
-        rank, world_size = (None, None) if self.rank is None else (self.rank, self.world_size)
-        made = stream(split, rank=rank, world_size=world_size, resume=position,
-                      environ=self.environ, **options)  # fmt: skip
-        if self.is_leader and isinstance(resume, Resumed) and resume:
-            from vtrain.data.saved_position import describe_resume
-
-            print(
-                describe_resume(resume.done, position, made.world_size), file=sys.stderr, flush=True
-            )
-        return made
 
     def stream_iter(
         self,

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import os
-import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -12,7 +11,6 @@ from vtrain.plugins.handle import Handle, Resumed
 from vtrain_pytorch.world import World
 
 if TYPE_CHECKING:
-    from vtrain.data import Stream
     from vtrain_pytorch.data import ShareDataset
     from vtrain_pytorch.positions import Positioned
     from vtrain_pytorch.state import TrainingState
@@ -93,41 +91,6 @@ class TorchHandle(Handle):
         return ShareDataset(
             share, format=format, transform=transform, check_crc=check_crc, environ=self.environ
         )
-
-    def stream(
-        self,
-        split: str = "training",
-        *,
-        resume: Resumed | Mapping[str, Any] | None = None,
-        **options: Any,
-    ) -> Stream:
-        """This process's records of `split`, epoch after epoch, positioned where `resume` stood.
-
-        `resume` is what `resume()` returned (its `data`, the position saved with
-        the step) or a position from `vtrain.data.merge_states`; what was left of
-        its epoch is dealt among this job's processes, however many saved it; given
-        what `resume()` returned, the leader says so in the log. `options` are
-        `vtrain.data.stream`'s (`shuffle_seed`, `buffer`, `format` … as when it was saved).
-        Wrap it in `vtrain_pytorch.data.StreamDataset` for a DataLoader.
-        """
-        from vtrain.data import stream
-        from vtrain.data.saved_position import describe_resume
-
-        position = resume.data if isinstance(resume, Resumed) else resume
-        rank, world_size = (None, None) if self.rank is None else (self.rank, self.world_size)
-        made = stream(
-            split,
-            rank=rank,
-            world_size=world_size,
-            resume=position,
-            environ=self.environ,
-            **options,
-        )
-        if self.is_leader and isinstance(resume, Resumed) and resume:
-            print(
-                describe_resume(resume.done, position, made.world_size), file=sys.stderr, flush=True
-            )
-        return made
 
     def wrap(self, model: Any, **ddp_options: Any) -> Any:
         """The model, moved to `device`, in DistributedDataParallel when distributed."""

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -55,6 +53,10 @@ class TensorFlowHandle(Handle):
         if self.rank is not None and uses_parameter_servers(self.info):
             return sum(address is not None for address in self.info.cluster.get(WORKER, ()))
         return super().world_size
+
+    def _step_of(self, resume: Resumed) -> int:
+        # Keras' `done` counts epochs; the step a commit was made at is beside it.
+        return int(resume.extra.get(STEP, resume.done))
 
     def _place(self, what: str) -> tuple[int, int]:
         """Under parameter-server training the coordinator reads the whole input.
@@ -115,31 +117,6 @@ class TensorFlowHandle(Handle):
             environ=self.environ,
             client=client,
         )
-
-    def stream(
-        self,
-        split: str = "training",
-        *,
-        resume: Resumed | Mapping[str, Any] | None = None,
-        **options: Any,
-    ) -> Any:
-        """This worker's records of `split`, epoch after epoch, positioned where `resume` stood.
-
-        As the PyTorch handle's: `resume` is what `resume()` returned or a merged
-        position; what was left of its epoch is dealt among this job's workers, however
-        many saved it. `options` are `vtrain.data.stream`'s. `stream_batches` feeds it to `fit`.
-        """
-        from vtrain.data import stream
-        from vtrain.data.saved_position import describe_resume
-
-        position = resume.data if isinstance(resume, Resumed) else resume
-        rank, world_size = (None, None) if self.rank is None else self._place("stream")
-        made = stream(split, rank=rank, world_size=world_size, resume=position,
-                      environ=self.environ, **options)  # fmt: skip
-        if self.is_leader and isinstance(resume, Resumed) and resume:
-            step = int(resume.extra.get(STEP, resume.done))
-            print(describe_resume(step, position, made.world_size), file=sys.stderr, flush=True)
-        return made
 
     def stream_batches(
         self, stream: Any, *, batch_size: int, output_signature: Any = None
