@@ -14,12 +14,12 @@ import json
 import resource
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from bombs import alias_chain
 from fuzzing import examples
 from hypothesis import given
 from hypothesis import strategies as st
@@ -39,20 +39,12 @@ def bomb(levels: int = 9, width: int = 9) -> str:
     return "\n".join(lines) + "\n"
 
 
-STUDY_BOMB = textwrap.dedent("""\
-    metrics: [{metric_id: loss, goal: MINIMIZE}]
-    x0: &x0 [a, b, c, d, e, f, g, h, i]
-    x1: &x1 [*x0, *x0, *x0, *x0, *x0, *x0, *x0, *x0, *x0]
-    x2: &x2 [*x1, *x1, *x1, *x1, *x1, *x1, *x1, *x1, *x1]
-    x3: &x3 [*x2, *x2, *x2, *x2, *x2, *x2, *x2, *x2, *x2]
-    x4: &x4 [*x3, *x3, *x3, *x3, *x3, *x3, *x3, *x3, *x3]
-    x5: &x5 [*x4, *x4, *x4, *x4, *x4, *x4, *x4, *x4, *x4]
-    x6: &x6 [*x5, *x5, *x5, *x5, *x5, *x5, *x5, *x5, *x5]
-    parameters:
-      - parameter_id: p
-        categorical_value_spec: {values: *x6}
-    max_trial_count: 2
-""")
+STUDY_BOMB = (
+    "metrics: [{metric_id: loss, goal: MINIMIZE}]\n" + alias_chain(7, "a") + "parameters:\n"
+    "  - parameter_id: p\n"
+    "    categorical_value_spec: {values: *x6}\n"
+    "max_trial_count: 2\n"
+)
 
 
 @pytest.mark.parametrize(

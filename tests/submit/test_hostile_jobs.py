@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bombs import alias_chain
 from conftest import Result, VertexServer
 
 Run = Callable[..., Result]
@@ -44,23 +45,13 @@ def pytorchjob(**pod: Any) -> dict[str, Any]:
             "spec": {"pytorchReplicaSpecs": {"Master": spec}, "runPolicy": {}}}  # fmt: skip
 
 
-BOMB = textwrap.dedent("""\
-    displayName: bomb
-    x0: &x0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]
-    x1: &x1 [*x0, *x0, *x0, *x0, *x0, *x0, *x0, *x0, *x0]
-    x2: &x2 [*x1, *x1, *x1, *x1, *x1, *x1, *x1, *x1, *x1]
-    x3: &x3 [*x2, *x2, *x2, *x2, *x2, *x2, *x2, *x2, *x2]
-    x4: &x4 [*x3, *x3, *x3, *x3, *x3, *x3, *x3, *x3, *x3]
-    x5: &x5 [*x4, *x4, *x4, *x4, *x4, *x4, *x4, *x4, *x4]
-    x6: &x6 [*x5, *x5, *x5, *x5, *x5, *x5, *x5, *x5, *x5]
-    x7: &x7 [*x6, *x6, *x6, *x6, *x6, *x6, *x6, *x6, *x6]
-    x8: &x8 [*x7, *x7, *x7, *x7, *x7, *x7, *x7, *x7, *x7]
-    jobSpec:
-      workerPoolSpecs:
-        - machineSpec: {machineType: n1-standard-4}
-          replicaCount: 1
-          containerSpec: {imageUri: gcr.io/p/t:1, args: *x8}
-""")
+BOMB = (
+    "displayName: bomb\n" + alias_chain(9, "lol") + "jobSpec:\n"
+    "  workerPoolSpecs:\n"
+    "    - machineSpec: {machineType: n1-standard-4}\n"
+    "      replicaCount: 1\n"
+    "      containerSpec: {imageUri: gcr.io/p/t:1, args: *x8}\n"
+)
 
 
 def _limited(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
