@@ -79,7 +79,7 @@ def test_a_stopped_fit_resumes_after_the_last_step_it_committed_not_after_what_i
 def test_a_job_stopped_on_3_trainers_resumes_on_2_and_trains_each_record_once(
     tmp_path: Path,
 ) -> None:
-    # 6 files of 20: 40 records, 10 steps of 4 for each of 3 trainers; every trainer exits
+    # 6 files of 20: 120 records, 10 steps of 4 for each of 3 trainers; every trainer exits
     # after step 4, committed. The 72 records left are dealt to 2 trainers.
     every = write_split(tmp_path / "data", 6, 20)
     results = tmp_path / "r"
