@@ -2,10 +2,13 @@
 
     python bench/faults.py                       # PyTorch DDP and XGBoost, every cell
     python bench/faults.py --frameworks mxnet    # MXNet dist_sync (figures of worker 0)
+    python bench/faults.py --frameworks tensorflow   # Keras MWMS and TF ParameterServerStrategy
     python bench/faults.py --frameworks xgboost --faults "preempt chief"
 
 Runs the cells of tests/pytorch/test_fault_matrix.py (DDP),
-tests/xgboost/test_fault_matrix.py and tests/mxnet/test_fault_matrix.py, each
+tests/xgboost/test_fault_matrix.py, tests/mxnet/test_fault_matrix.py and
+tests/tensorflow/test_fault_matrix.py (`tf-ps`: a coordinator, two workers and a
+ps; `tf-mwms`: a chief and a worker; steps counted at each epoch's end), each
 framework in its nox venv (.nox/framework-framework-<name>, else this
 interpreter), and prints per cell:
 
@@ -35,44 +38,74 @@ sys.path.insert(0, str(ROOT / "tests"))
 COLD_MARGIN, COMMIT_TARGET = 5.0, 10.0
 
 
-def cells(framework: str) -> tuple[list[tuple[str, str]], int, Callable[..., Any]]:
-    """The framework's (fault, policy) cells, its commit interval and how to run one."""
-    # Each framework's test module defines its cells; both are named test_fault_matrix.
+Group = tuple[str, list[tuple[str, str]], int, Callable[..., Any]]
+"""A row label, its (fault, policy) cells, its commit interval and how to run one cell."""
+
+
+def cells(framework: str) -> list[Group]:
+    """The framework's groups of cells: one each, two for TensorFlow (PS and MWMS)."""
+    # Each framework's test module defines its cells; all are named test_fault_matrix.
     sys.path.insert(0, str(ROOT / "tests" / framework))
-    import test_fault_matrix as t
+    import test_fault_matrix as t  # type: ignore[import-not-found]  # on the path just above
 
     if framework == "pytorch":
 
         def run(out: Path, fault: str | None, policy: str) -> Any:
             return t.cell(out, fault, policy, t.DDP, t.DDP_START)
 
-        return t.CELLS, t.DDP_EVERY, run
+        return [(framework, t.CELLS, t.DDP_EVERY, run)]
     if framework == "mxnet":  # its cell also says how long after the kill the job ended
 
         def run_mxnet(out: Path, fault: str | None, policy: str) -> Any:
             return t.cell(out, fault, policy)[0]
 
-        return t.CELLS, t.PER_EPOCH, run_mxnet
-    return t.CELLS, t.EVERY, t.cell
+        return [(framework, t.CELLS, t.PER_EPOCH, run_mxnet)]
+    if framework == "tensorflow":  # a layout and a kill spec per cell; it also says the end
+
+        def in_layout(layout: list[str], kills: dict[str, str]) -> Callable[..., Any]:
+            def run_tf(out: Path, fault: str | None, policy: str) -> Any:
+                return t.cell(out, layout, None if fault is None else kills[fault], policy)[0]
+
+            return run_tf
+
+        return [
+            ("tf-ps", t.PS_CELLS, t.EVERY, in_layout(t.PS, t.PS_FAULTS)),
+            ("tf-mwms", t.MWMS_CELLS, t.EVERY, in_layout(["--workers", "1"], t.FAULTS)),
+        ]
+    return [(framework, t.CELLS, t.EVERY, t.cell)]
 
 
 def measure(framework: str, faults: list[str] | None) -> list[dict[str, Any]]:
-    """Run the cold start and every cell of `framework` here; one row per cell."""
-    chosen, every, run = cells(framework)
+    """Run each group's cold start and cells of `framework` here; one row per cell."""
     rows = []
     with tempfile.TemporaryDirectory(prefix="vtrain-faults-") as scratch:
-        cold = run(Path(scratch, "cold"), None, "replica")
+        for label, chosen, every, run in cells(framework):
+            rows += measure_group(Path(scratch, label), label, chosen, every, run, faults)
+    return rows
+
+
+def measure_group(
+    scratch: Path,
+    label: str,
+    chosen: list[tuple[str, str]],
+    every: int,
+    run: Callable[..., Any],
+    faults: list[str] | None,
+) -> list[dict[str, Any]]:
+    """The group's cold start, then its cells (those of `faults`, if given)."""
+    chosen = [(fault, policy) for fault, policy in chosen if not faults or fault in faults]
+    rows: list[dict[str, Any]] = []
+    if chosen:
+        cold = run(scratch / "cold", None, "replica")
         for fault, policy in chosen:
-            if faults and fault not in faults:
-                continue
-            done = run(Path(scratch, f"{fault}-{policy}".replace(" ", "-")), fault, policy)
+            done = run(scratch / f"{fault}-{policy}".replace(" ", "-"), fault, policy)
             outcome = "resumes"
             if done.timed_out:
                 outcome = "stops: hung (timed out)"
             elif done.returncode != 0:
                 outcome = f"stops: exit {done.returncode}: " + done.output.strip().splitlines()[-1]
             rows.append(
-                {"framework": framework, "fault": fault, "policy": policy, "outcome": outcome,
+                {"framework": label, "fault": fault, "policy": policy, "outcome": outcome,
                  "cold": cold.first_step(), "recover": done.recover(), "redone": done.redone(),
                  "commit": done.commit(), "every": every}
             )  # fmt: skip
@@ -108,7 +141,7 @@ def show(rows: list[dict[str, Any]]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--frameworks", nargs="+", default=["pytorch", "xgboost"],
-                        choices=["pytorch", "xgboost", "mxnet"])  # fmt: skip
+                        choices=["pytorch", "xgboost", "mxnet", "tensorflow"])  # fmt: skip
     parser.add_argument("--faults", nargs="+", help="only these faults (e.g. 'kill chief')")
     parser.add_argument("--here", help=argparse.SUPPRESS)  # one framework, in its venv: JSON out
     args = parser.parse_args()

@@ -96,6 +96,11 @@ class CellRun:
             return None
         return self.committed_at - self.killed_at
 
+    def shown(self) -> str:
+        """The output for an assertion's message: its last 8000 characters, without tick lines."""
+        lines = [line for line in self.output.splitlines(True) if "| vtrain-tick " not in line]
+        return "".join(lines)[-8000:]
+
     def figures(self) -> str:
         """One line: recover, redone, commit (`-` where a figure does not apply)."""
 

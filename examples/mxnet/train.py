@@ -8,7 +8,10 @@
 Every epoch is the same sequence of global batches whatever the number of
 workers; each worker takes its part of each batch, so a cluster and one
 process reach the same parameters. The leader checkpoints every epoch, and a
-restarted job resumes from the last committed one.
+restarted job resumes from the last committed one. On SIGTERM (a preemption) of
+any worker, every worker stops after the same step, that step is committed, and
+every process exits 143: the restarted job redoes no step. Checkpoints count
+steps done.
 """
 
 from __future__ import annotations
@@ -78,11 +81,14 @@ def main() -> None:
         )
         loss_fn = gluon.loss.L2Loss()
         resumed = handle.resume(net, trainer)
+        done = resumed.done  # steps
+        per_epoch = args.steps_per_epoch
         if resumed:
-            print(f"resumed from epoch {resumed.done}")
-        for epoch in range(resumed.done, args.epochs):
+            mid = f" + {done % per_epoch} steps" if done % per_epoch else ""
+            print(f"resumed from epoch {done // per_epoch}{mid}")
+        for epoch in range(done // per_epoch, args.epochs):
             total = 0.0
-            for step in range(args.steps_per_epoch):
+            for step in range(done - epoch * per_epoch, per_epoch):
                 x, y = data(epoch, step, args.global_batch_size)
                 part = slice(handle.rank, None, handle.world_size)
                 with autograd.record():
@@ -91,12 +97,15 @@ def main() -> None:
                 # Gradients are summed over the workers: scale by the global batch.
                 trainer.step(args.global_batch_size)
                 total += float(loss.sum().asscalar())
+                done += 1
+                if handle.preempted:  # a worker got SIGTERM: every worker stops here
+                    handle.save_checkpoint(done, net, trainer)  # commits, then exits 143
                 time.sleep(args.step_delay)
             x, y = data(-1, 0, 256)
             mse = float(((net(mx.nd.array(x)).asnumpy() - y) ** 2).mean())
             print(f"epoch {epoch + 1}: train loss {total:.4f}, eval mse {mse:.5f}")
             handle.report(mse, tag="mse", step=epoch + 1)
-            handle.save_checkpoint(epoch + 1, net, trainer)
+            handle.save_checkpoint(done, net, trainer)
         where = handle.save_model(net)
         if where:
             print(f"model saved to {where}")

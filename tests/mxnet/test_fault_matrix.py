@@ -8,11 +8,14 @@ the failed replica restarts alone (Vertex's default) or the whole job does
 (`--restart-job-on-worker-restart`).
 
 ps-lite takes no restarted node, whatever its role: under the whole-job policy
-every cell resumes from the last committed epoch, to the uninterrupted run's
-parameters; under Vertex's default every cell stops, within a bound, with the
-one-line reason that says to restart the whole job. The example's workers have no
-SIGTERM save: a preempted worker dies at once and the job resumes from the last
-epoch committed (no `committed step` line). A cell that overruns its timeout fails.
+every cell resumes from the last commit, to the uninterrupted run's parameters;
+under Vertex's default every cell stops, within a bound, with the one-line
+reason that says to restart the whole job. A preempted worker commits first:
+after the next step every worker knows (a flag summed through the kvstore), the
+leader (worker 0) commits that step and says `committed step N` within the 30 s
+before SIGKILL, and every worker exits 143; the job resumes there, with no step
+redone. The chief only schedules: its SIGTERM ends it at once, and the job
+resumes from the last epoch committed. A cell that overruns its timeout fails.
 
 The representative cells of the default `nox` are test_cluster.py's
 test_a_killed_worker_resumes_from_the_last_checkpoint and
@@ -31,7 +34,7 @@ from fault_cells import FAULTS, POLICIES, CellRun, run_cell
 pytestmark = pytest.mark.faults
 
 TICKING = str(Path(__file__).parent / "scripts" / "ticking.py")
-PER_EPOCH = 5  # steps an epoch: the example commits once an epoch
+PER_EPOCH = 5  # steps an epoch: the example commits once an epoch, and at a preemption
 EXAMPLE = [TICKING, "--epochs", "8", "--steps-per-epoch", str(PER_EPOCH), "--step-delay", "0.3"]
 START = r"vtrain-resume-step (\d+)"
 MX_FAULTS = {**FAULTS, "kill server": "ps:0@{at}"}
@@ -43,6 +46,8 @@ REASON = (
     "(--restart-job-on-worker-restart here, scheduling.restartJobOnWorkerRestart on Vertex)"
 )
 CELLS = [(fault, policy) for fault in MX_FAULTS for policy in POLICIES]
+COMMITTING = ("preempt worker",)  # the faults that commit a step before the job restarts
+NOTICE = 30  # seconds from a SIGTERM to the SIGKILL that follows it on the platforms
 
 
 def cell(out: Path, fault: str | None, policy: str) -> tuple[CellRun, float]:
@@ -62,6 +67,13 @@ def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> CellRun:
     return run
 
 
+def leading(run: CellRun) -> str:
+    """The worker the example said leads (MXNet's rank 0: the order the workers joined in)."""
+    said = [ln.split()[0] for ln in run.output.splitlines() if ln.endswith("leader: True")]
+    assert said, run.shown()
+    return said[0]
+
+
 def params(run: CellRun, replica: str) -> list[float]:
     lines = [ln for ln in run.output.splitlines() if ln.startswith(f"{replica} ")]
     return final_parameters("\n".join(lines))
@@ -76,26 +88,45 @@ def test_cell_resumes_whole_or_stops_with_the_reason(
     print(f"\nmxnet dist_sync | {fault} | {policy}: {run.figures()}; stopped or finished "
           f"{took:.1f} s after the kill; cold start "
           f"{'-' if start is None else f'{start:.1f} s'}")  # fmt: skip
-    assert not run.timed_out, f"hung past {TIMEOUT} s:\n{run.output[-4000:]}"
-    assert run.killed_at is not None and "nothing to kill" not in run.output, run.output[-4000:]
+    assert not run.timed_out, f"hung past {TIMEOUT} s:\n{run.shown()}"
+    assert run.killed_at is not None and "nothing to kill" not in run.output, run.shown()
     who = MX_FAULTS[fault].split("@")[0].replace(":", "-")
+    said = f"{who} was killed (--kill)"
+    if fault in COMMITTING:
+        # The leader (MXNet's rank 0, either worker) commits, and exits first: vtrain
+        # reads the step from its line, the one that ends (or restarts) the job.
+        step = run.committed_step
+        assert step is not None and step > 0, run.shown()
+        leader = leading(run)
+        said = f"{leader} preempted (SIGTERM): committed step {step}"
+        if leader != who:
+            said += f", as expected after {who}'s kill"
+        who = leader
+        commit = run.commit()
+        assert commit is not None and commit < NOTICE, commit
     if policy == "replica":
         # A lone restart would wait forever in ps-lite: the job stops, and says why.
-        assert run.returncode != 0, run.output[-4000:]
+        assert run.returncode != 0, run.shown()
         assert f"job failed (exit status {run.returncode}): {who} " in run.output
-        assert f"{who} was killed (--kill): {REASON}" in run.output, run.output[-4000:]
+        assert f"{said}: {REASON}" in run.output, run.shown()
         assert "restart 1 of" not in run.output
         assert took < STOP_BOUND, took
         return
-    assert run.returncode == 0, run.output[-4000:]
-    assert f"{who} was killed (--kill); restarting every replica" in run.output
-    assert len(run.lives["worker-0"]) == 2, run.output[-4000:]  # the job ran again, once
+    assert run.returncode == 0, run.shown()
+    assert f"{said}; restarting every replica" in run.output, run.shown()
+    assert len(run.lives["worker-0"]) == 2, run.shown()  # the job ran again, once
     resumed = run.resumed()
-    assert resumed % PER_EPOCH == 0 and resumed > 0, run.output[-4000:]
-    assert f"resumed from epoch {resumed // PER_EPOCH}" in run.output
+    assert resumed > 0, run.shown()
+    done, mid = divmod(resumed, PER_EPOCH)
+    assert f"resumed from epoch {done}{f' + {mid} steps' if mid else ''}" in run.output
     redone = run.redone()
-    # A commit still being written when the kill lands is lost: the one before counts.
-    assert redone is not None and redone <= 2 * PER_EPOCH, run.output[-4000:]
+    if fault in COMMITTING:
+        assert resumed == run.committed_step, run.shown()
+        assert redone == 0, run.shown()
+    else:
+        # A commit still being written when the kill lands is lost: the one before counts.
+        assert resumed % PER_EPOCH == 0, run.shown()
+        assert redone is not None and redone <= 2 * PER_EPOCH, run.shown()
     first = params(run, "worker-0")
     assert params(run, "worker-1") == first
     # Momentum included: the trainer's states came back with the parameters.

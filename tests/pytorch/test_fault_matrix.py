@@ -60,27 +60,35 @@ def report(framework: str, fault: str, policy: str, run: CellRun, cold: CellRun)
           f"cold start {'-' if start is None else f'{start:.1f} s'}")  # fmt: skip
 
 
-def check_resumed(run: CellRun, fault: str, every: int, *, committing: tuple[str, ...]) -> None:
+def check_resumed(
+    run: CellRun,
+    fault: str,
+    every: int,
+    *,
+    committing: tuple[str, ...],
+    announcing: tuple[str, ...] = ("preempt chief",),
+) -> None:
     """Finished, after a kill that landed mid-training, resumed from a commit.
 
-    `committing`: the faults after which a commit is made where training stopped.
+    `committing`: the faults after which a commit is made where training stopped;
+    `announcing`: those after which the chief says `preempted (SIGTERM): committed step N`.
     """
-    assert not run.timed_out, f"hung past {TIMEOUT} s:\n{run.output[-4000:]}"
-    assert run.returncode == 0, run.output[-4000:]
-    assert run.killed_at is not None and "nothing to kill" not in run.output, run.output[-4000:]
-    assert len(run.lives["chief-0"]) >= 2, run.output[-4000:]  # the chief ran again
+    assert not run.timed_out, f"hung past {TIMEOUT} s:\n{run.shown()}"
+    assert run.returncode == 0, run.shown()
+    assert run.killed_at is not None and "nothing to kill" not in run.output, run.shown()
+    assert len(run.lives["chief-0"]) >= 2, run.shown()  # the chief ran again
     redone = run.redone()
     assert redone is not None
     if fault in committing:
         # SIGTERM stops training at the next save point, committed: nothing is trained twice.
-        assert redone == 0, run.output[-4000:]
+        assert redone == 0, run.shown()
     else:
         assert run.resumed() % every == 0, run.resumed()
         # A SIGKILL loses what the last commit had not saved; a commit still being written
         # when it lands is lost too, so the one before counts.
-        assert redone <= 2 * every, run.output[-4000:]
-    if fault == "preempt chief":
-        assert run.committed_step == run.resumed(), run.output[-4000:]
+        assert redone <= 2 * every, run.shown()
+    if fault in announcing:
+        assert run.committed_step == run.resumed(), run.shown()
         assert f"chief-0 preempted (SIGTERM): committed step {run.resumed()}" in run.output
         commit = run.commit()
         assert commit is not None and commit < 30, commit  # within the notice, before SIGKILL
@@ -114,8 +122,8 @@ def test_lightning_cell_resumes_from_the_committed_epoch(
 ) -> None:
     run = cell(tmp_path, fault, policy, LIGHTNING, LIGHTNING_START, TICK_DELAY="0.2")
     report("lightning", fault, policy, run, lightning_cold)
-    # Lightning stops every rank together on rank 0's SIGTERM only: a worker's stops it
-    # alone, and the job resumes from the epoch committed before.
-    check_resumed(run, fault, LIGHTNING_EVERY, committing=("preempt chief",))
+    # Any rank's SIGTERM stops every rank after the same batch, committed there.
+    preempt = ("preempt worker", "preempt chief")
+    check_resumed(run, fault, LIGHTNING_EVERY, committing=preempt, announcing=preempt)
     steps = sorted(p.name for p in (tmp_path / "checkpoints").iterdir())
     assert steps[-1] == "step-000000000060", steps  # 4 epochs of 15 steps, the last committed

@@ -19,7 +19,9 @@ the failed replica restarts alone (Vertex's default) or the whole job does
   Keras in one process is test_keras_resume.py's.
 
 Every cell must finish, trained (the example's weights near the true ones); one
-that overruns its timeout fails: none may hang.
+that overruns its timeout fails: none may hang. Each runs the example through
+scripts/ticking.py and prints its figures (`pytest -s`); bench/faults.py sets them
+against the targets.
 """
 
 from __future__ import annotations
@@ -36,7 +38,11 @@ from fault_cells import FAULTS, POLICIES, CellRun, run_cell
 pytestmark = [pytest.mark.faults, pytest.mark.timeout(400)]
 
 EPOCHS = 14
-EXAMPLE = [str(EXAMPLES / "keras" / "train.py"), "--epochs", str(EPOCHS), "--epoch-delay", "1"]
+TICKING = str(Path(__file__).parent / "scripts" / "ticking.py")
+EXAMPLE = [TICKING, str(EXAMPLES / "keras" / "train.py"), "--epochs", str(EPOCHS),
+           "--epoch-delay", "1"]  # fmt: skip
+EVERY = 16  # steps: 512 samples in batches of 32, a commit at each epoch's end
+START = r"vtrain-resume-step (\d+)"  # scripts/ticking.py's: the epochs resumed, in steps
 TRUE_WEIGHTS = [i / 8 for i in range(1, 9)]
 KILL_AT = 14  # seconds: about 6 s to the first epoch, then 1 s an epoch
 TIMEOUT = 240  # a cell takes 30 to 60 s; one that hangs fails here, and is stopped
@@ -47,19 +53,19 @@ MWMS_CELLS = [("kill worker", "replica"), ("kill chief", "replica"),
               ("preempt worker", "job"), ("preempt chief", "job")]  # fmt: skip
 
 
-def cell(out: Path, layout: list[str], kill: str, policy: str) -> tuple[CellRun, float]:
-    """The cell's run, and the seconds from its kill to its end."""
+def cell(out: Path, layout: list[str], kill: str | None, policy: str) -> tuple[CellRun, float]:
+    """The cell's run, and the seconds from its kill to its end; no kill: the cold start."""
+    killing = [] if kill is None else ["--kill", kill.format(at=KILL_AT)]
     run = run_cell(
-        out, [*layout, *POLICIES[policy], "--kill", kill.format(at=KILL_AT)], EXAMPLE,
-        start_line=r"initial_epoch=(\d+)", timeout=TIMEOUT,
-    )  # fmt: skip
+        out, [*layout, *POLICIES[policy], *killing], EXAMPLE, start_line=START, timeout=TIMEOUT
+    )
     return run, time.time() - (run.killed_at or run.launched)
 
 
 def weights(run: CellRun, replica: str) -> list[float]:
     lines = [ln for ln in run.output.splitlines() if ln.startswith(f"{replica} ")]
     found = [ln.split("final weights ", 1)[1] for ln in lines if "final weights " in ln]
-    assert found, run.output[-4000:]
+    assert found, run.shown()
     return list(json.loads(found[-1]))
 
 
@@ -71,10 +77,10 @@ def resumed_epochs(run: CellRun) -> list[int]:
 
 def finished(run: CellRun, fault: str, policy: str, took: float) -> None:
     print(f"\n{fault} | {policy}: finished {took:.1f} s after the kill; "
-          f"chief resumed from epochs {resumed_epochs(run)}")  # fmt: skip
-    assert not run.timed_out, f"hung past {TIMEOUT} s:\n{run.output[-4000:]}"
-    assert run.killed_at is not None and "nothing to kill" not in run.output, run.output[-4000:]
-    assert run.returncode == 0, run.output[-4000:]
+          f"chief resumed from epochs {resumed_epochs(run)}; {run.figures()}")  # fmt: skip
+    assert not run.timed_out, f"hung past {TIMEOUT} s:\n{run.shown()}"
+    assert run.killed_at is not None and "nothing to kill" not in run.output, run.shown()
+    assert run.returncode == 0, run.shown()
     assert "job succeeded (exit status 0): chief-0 exited 0" in run.output
     assert weights(run, "chief-0")[:8] == pytest.approx(TRUE_WEIGHTS, abs=0.1)
 
@@ -86,20 +92,20 @@ def test_parameter_server_cell_finishes_resumed(fault: str, policy: str, tmp_pat
     who = PS_FAULTS[fault].split("@")[0].replace(":", "-")
     if policy == "job":
         said = "preempted" if fault == "preempt chief" else "was killed"
-        assert f"{who} {said}" in run.output, run.output[-4000:]
+        assert f"{who} {said}" in run.output, run.shown()
         assert "; restarting every replica" in run.output and "job restart 1 of" in run.output
     elif fault.endswith("worker"):
         # The coordinator carries on: the worker restarts alone and serves again (a worker
         # only serves: SIGTERM ends it at once, with nothing of its own to commit).
-        assert "worker-0 was killed (--kill); restart 1 of" in run.output, run.output[-4000:]
-        assert resumed_epochs(run) == [], run.output[-4000:]
+        assert "worker-0 was killed (--kill); restart 1 of" in run.output, run.shown()
+        assert resumed_epochs(run) == [], run.shown()
         return
     epochs = resumed_epochs(run)
-    assert len(epochs) == 1 and 0 < epochs[0] < EPOCHS, run.output[-4000:]
+    assert len(epochs) == 1 and 0 < epochs[0] < EPOCHS, run.shown()
     if fault == "preempt chief":
         # The coordinator commits where it stops, exits 143, and the restart starts there.
         found = re.search(r"chief-0 preempted \(SIGTERM\): committed step (\d+)", run.output)
-        assert found, run.output[-4000:]
+        assert found, run.shown()
         assert f"step-{int(found[1]):012d} " in run.output  # resumed from that step's folder
 
 
@@ -120,9 +126,9 @@ def test_multi_worker_cell_finishes_resumed(fault: str, policy: str, tmp_path: P
         assert f"step-{int(found[2]):012d} " in run.output  # resumed from that step's folder
     else:
         # The peer's collective aborts, it fails and restarts too: both resume together.
-        assert f"{killed} was killed (--kill); restart 1 of" in run.output, run.output[-4000:]
+        assert f"{killed} was killed (--kill); restart 1 of" in run.output, run.shown()
         then = f"{peer} exited with 1, as expected after {killed}'s kill; restart 1 of"
-        assert then in run.output, run.output[-4000:]
+        assert then in run.output, run.shown()
         assert "job restart" not in run.output
     assert len(resumed_epochs(run)) <= 1
     assert weights(run, "worker-0") == weights(run, "chief-0")

@@ -48,7 +48,7 @@ def cell(out: Path, fault: str | None, policy: str) -> CellRun:
 def final(run: CellRun) -> dict[str, object]:
     """What the chief printed last: rmse, model fingerprint, rounds."""
     lines = [ln for ln in run.output.splitlines() if ln.startswith("chief-0  | final {")]
-    assert lines, run.output[-4000:]
+    assert lines, run.shown()
     return dict(json.loads(lines[-1].split("| final ", 1)[1]))
 
 
@@ -67,21 +67,21 @@ def test_cell_resumes_to_the_uninterrupted_model(
     start = uninterrupted.first_step()
     print(f"\nxgboost | {fault} | {policy}: {run.figures()}; "
           f"cold start {'-' if start is None else f'{start:.1f} s'}")  # fmt: skip
-    assert not run.timed_out, f"hung past {TIMEOUT} s:\n{run.output[-4000:]}"
-    assert run.returncode == 0, run.output[-4000:]
-    assert run.killed_at is not None and "nothing to kill" not in run.output, run.output[-4000:]
-    assert len(run.lives["chief-0"]) >= 2, run.output[-4000:]  # the chief trained again
+    assert not run.timed_out, f"hung past {TIMEOUT} s:\n{run.shown()}"
+    assert run.returncode == 0, run.shown()
+    assert run.killed_at is not None and "nothing to kill" not in run.output, run.shown()
+    assert len(run.lives["chief-0"]) >= 2, run.shown()  # the chief trained again
     assert run.resumed() % EVERY == 0 or fault.startswith("preempt"), run.resumed()
     redone = run.redone()
     assert redone is not None
     if fault.startswith("preempt"):
         # Every trainer stops at the round after the SIGTERM; the leader commits it first.
-        assert redone == 0, run.output[-4000:]
-        assert run.committed_step == run.resumed(), run.output[-4000:]
+        assert redone == 0, run.shown()
+        assert run.committed_step == run.resumed(), run.shown()
         assert f"preempted (SIGTERM): committed step {run.resumed()}" in run.output
         commit = run.commit()
         assert commit is not None and commit < 30, commit  # within the notice, before SIGKILL
     else:
         # A commit still being written when SIGKILL lands is lost: the one before counts.
-        assert redone <= 2 * EVERY, run.output[-4000:]
+        assert redone <= 2 * EVERY, run.shown()
     assert final(run) == final(uninterrupted)

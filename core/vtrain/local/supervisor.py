@@ -496,8 +496,12 @@ class _Supervisor:
 
     def _on_exit(self, slot: _Slot, code: int) -> None:
         how = describe_exit(code)
+        tail = [] if slot.stream is None else [*slot.stream.tail, slot.stream.pending]
+        preempted = _preempted(code, tail)
         if self._stopping:
-            self._out.note(f"{slot.name} stopped ({how})", slot.name)
+            # A replica that committed its preemption save before the stop says so: under the
+            # whole-job policy the peers are stopped as soon as the first one leaves.
+            self._out.note(f"{slot.name} {preempted or f'stopped ({how})'}", slot.name)
             return
         if self._success_deadline is not None:  # the job has succeeded: nothing restarts
             if slot.stopped:
@@ -517,13 +521,7 @@ class _Supervisor:
         # A failure, or a replica whose "machine" was killed: the platform restarts it.
         self._quiet.lost(slot.name, time.monotonic())
         why = "was killed (--kill)" if slot.injected else f"exited with {how}"
-        tail = [] if slot.stream is None else [*slot.stream.tail, slot.stream.pending]
-        if code == 128 + signal.SIGTERM:
-            from vtrain.preemption import committed_step  # only here: it loads `typing`
-
-            step = committed_step(tail)
-            if step is not None:
-                why = f"preempted (SIGTERM): committed step {step}"
+        why = preempted or why
         killed = self._last_kill
         if not slot.injected and killed and slot.started and slot.started <= killed[1]:
             why += f", as expected after {killed[0]}'s kill"
@@ -828,3 +826,17 @@ class _Supervisor:
             for s in self._slots.values()
         )
         return JobResult(outcome=outcome, status=status, replicas=replicas, reason=reason)
+
+
+def _preempted(code: int, tail: list[bytes]) -> str | None:
+    """`preempted (SIGTERM): committed step N` when a replica ended so after saying it.
+
+    Ended so: it exited 143, or a SIGTERM ended it on its way out after the commit
+    (vtrain's own stop of the job, once the framework gave the default handler back).
+    """
+    if code not in (128 + signal.SIGTERM, -signal.SIGTERM):
+        return None
+    from vtrain.preemption import committed_step  # only here: it loads `typing`
+
+    step = committed_step(tail)
+    return None if step is None else f"preempted (SIGTERM): committed step {step}"

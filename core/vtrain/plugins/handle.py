@@ -46,7 +46,8 @@ class Resumed:
     """What `handle.resume(...)` loaded: how far training had got, and from where.
 
     `done` counts what the checkpoint had completed, in the unit the plugin
-    saves by (PyTorch steps, Keras and MXNet epochs, XGBoost rounds): continue
+    saves by (PyTorch steps, Keras epochs, XGBoost rounds; MXNet the loop's own count,
+    epochs or steps): continue
     from there. A fresh start is ``Resumed()``: 0 done, no checkpoint, falsy.
     """
 

@@ -6,7 +6,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vtrain import UsageError
 from vtrain.plugins.handle import Handle, Resumed
@@ -14,13 +14,17 @@ from vtrain_mxnet import internals
 from vtrain_mxnet.children import Children
 from vtrain_mxnet.layout import Layout
 
+if TYPE_CHECKING:
+    from vtrain_mxnet.preemption import AgreedSigterm
+
 
 @dataclass
 class _Resources:
-    """What close() releases, once: the kvstore (ps-lite's node) and the child processes."""
+    """What close() releases, once: the kvstore (ps-lite's node), the child processes, SIGTERM."""
 
     kvstore: Any = None
     children: Children | None = None
+    sigterm: AgreedSigterm | None = None
     closed: bool = False
 
 
@@ -72,8 +76,13 @@ class MXNetHandle(Handle):
         Under dist_sync the kvstore sums the gradients and each worker runs the
         optimizer itself, so its states can be checkpointed: call
         `trainer.step(global_batch_size)` with the batch of all workers together.
+
+        From here SIGTERM (a preemption) only sets a flag, and after every `step()`
+        the workers agree whether one of them got it: see `preempted` (not under
+        dist_async, nor with a SIGTERM handler of the script's own).
         """
         from vtrain_mxnet.ordered_trainer import OrderedTrainer
+        from vtrain_mxnet.preemption import AgreedSigterm
 
         if "kvstore" in options:
             raise UsageError(
@@ -84,9 +93,23 @@ class MXNetHandle(Handle):
                 hint="choose it with configure(kvstore=...)",
             )
         kvstore = self.kvstore
+        resources = self._resources
+        if self.kvstore_type != "dist_async" and resources.sigterm is None:
+            resources.sigterm = AgreedSigterm(kvstore, self.world_size)
         if kvstore is not None and self.kvstore_type != "dist_async":
             options.setdefault("update_on_kvstore", False)
-        return OrderedTrainer(params, optimizer, optimizer_params, kvstore=kvstore, **options)
+        return OrderedTrainer(params, optimizer, optimizer_params, kvstore=kvstore,
+                              sigterm=resources.sigterm, **options)  # fmt: skip
+
+    @property
+    def preempted(self) -> bool:
+        """True on every worker after the same `trainer.step` once any of them got SIGTERM.
+
+        Then call `save_checkpoint` at once: it commits that step and exits 143 on
+        every worker, within the 30 s platforms leave before SIGKILL.
+        """
+        sigterm = self._resources.sigterm
+        return sigterm is not None and sigterm.agreed
 
     def data_iter(
         self,
@@ -176,23 +199,38 @@ class MXNetHandle(Handle):
         blocking: bool = False,
         data: Any = None,
     ) -> str | None:
-        """Commit the net's parameters and the trainer's states as `epoch` (epochs done).
+        """Commit the net's parameters and the trainer's states as `epoch` (how far training got).
 
-        Only the leader writes; it returns the step folder there, None elsewhere.
-        The arrays are written out before it returns; the sync (or upload) and
-        the commit run in the background unless `blocking`, and the next save,
-        `close()` and the end of the script wait for them. With `data` (the stream
-        trained on) every worker's position is committed too, so every worker must
-        call it at the same `epoch` (a count of saves: mid-epoch saves count too).
+        `epoch` counts in the loop's unit and only grows: epochs done, or steps done
+        to commit mid-epoch (a preemption does). Only the leader writes; it returns
+        the step folder there, None elsewhere. The arrays are written out before it
+        returns; the sync (or upload) and the commit run in the background unless
+        `blocking`, and the next save, `close()` and the end of the script wait for
+        them. With `data` (the stream trained on) every worker's position is
+        committed too, so every worker must call it at the same `epoch`.
+
+        Once `preempted`, this save is the last: every worker calls it after the same
+        step, the leader commits it before returning and says `committed step N`,
+        all meet at the kvstore's barrier, and every process exits 143.
         """
+        from vtrain.preemption import committed_line
         from vtrain_mxnet.state import GluonState, gather
 
+        sigterm = self._resources.sigterm
+        preempted = sigterm is not None and sigterm.agreed
         position = None
         if data is not None:
             rank, world_size = self._place("save_checkpoint(data=)")
             position = gather(self.checkpoints, epoch, data, rank, world_size, self.barrier)
         state = GluonState(self.checkpoints)
-        return state.save(epoch, net, trainer, blocking=blocking, position=position)
+        where = state.save(epoch, net, trainer, blocking=blocking or preempted, position=position)
+        if not preempted:
+            return where
+        assert sigterm is not None
+        if where is not None:
+            print(committed_line(epoch, f"({where})"), flush=True)
+        self.barrier()  # no worker leaves before the commit: its exit may stop the job
+        sigterm.exit(self.checkpoints.is_leader)
 
     def resume(self, net: Any, trainer: Any = None) -> Resumed:
         """Load the newest committed checkpoint into net and trainer; `done`: its epochs.
@@ -230,6 +268,8 @@ class MXNetHandle(Handle):
         if resources.closed:
             return
         resources.closed = True
+        if resources.sigterm is not None:
+            resources.sigterm.release()  # no save is coming: SIGTERM stops the process again
         manager = self.__dict__.get("checkpoints")  # only if `checkpoints` was used
         if ok and manager is not None:
             manager.wait()  # the last checkpoint is committed before the job can end

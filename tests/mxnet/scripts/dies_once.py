@@ -1,8 +1,9 @@
 """examples/mxnet/train.py, where worker 0 dies (SIGKILL) once, as a lost VM, mid-training.
 
-It dies right after epoch DIE_AFTER is committed, in a run that started fresh; the
-restarted job resumes from there. A kill from inside, not `--kill` at a set time:
-on a loaded two-core machine start-up alone can outlast any fixed time.
+It dies right after epoch DIE_AFTER is committed (the example's commits count steps),
+in a run that started fresh; the restarted job resumes from there. A kill from
+inside, not `--kill` at a set time: on a loaded two-core machine start-up alone
+can outlast any fixed time.
 """
 
 import os
@@ -15,6 +16,8 @@ from vtrain_mxnet.handle import MXNetHandle
 
 EXAMPLE = str(Path(__file__).resolve().parents[3] / "examples" / "mxnet" / "train.py")
 DIE_AFTER = int(os.environ["DIE_AFTER"])
+args = sys.argv[1:]
+PER_EPOCH = int(args[args.index("--steps-per-epoch") + 1]) if "--steps-per-epoch" in args else 8
 started: list[int] = []
 resume, save = MXNetHandle.resume, MXNetHandle.save_checkpoint
 
@@ -27,7 +30,7 @@ def resume_and_note(self, net, trainer=None):  # type: ignore[no-untyped-def]
 
 def save_then_die(self, epoch, net, trainer=None):  # type: ignore[no-untyped-def]
     where = save(self, epoch, net, trainer)
-    if epoch == DIE_AFTER and started == [0]:
+    if epoch == DIE_AFTER * PER_EPOCH and started == [0]:
         self.checkpoints.wait()  # the leader's background commit of this epoch is done
         self.barrier()  # every worker is past that commit
         if (self.role, self.info.index) == ("worker", 0):

@@ -3,7 +3,7 @@
     python ticking.py [ARGS...]
 
 Prints `vtrain-start TIME` as the process starts, `vtrain-resume-step N` once the
-handle has resumed (N: the steps of the committed epochs, from --steps-per-epoch)
+handle has resumed (N: the steps the commit had done; the example counts in steps)
 and `vtrain-tick K TIME` after this process's K-th trainer step (tests/fault_cells.py).
 """
 
@@ -17,14 +17,13 @@ from vtrain_mxnet.handle import MXNetHandle
 
 EXAMPLE = str(Path(__file__).resolve().parents[3] / "examples" / "mxnet" / "train.py")
 args = sys.argv[1:]
-PER_EPOCH = int(args[args.index("--steps-per-epoch") + 1]) if "--steps-per-epoch" in args else 8
 resume, trainer = MXNetHandle.resume, MXNetHandle.trainer
 count = 0
 
 
 def resume_and_say(self, net, trainer=None):  # type: ignore[no-untyped-def]
     resumed = resume(self, net, trainer)
-    print(f"vtrain-resume-step {resumed.done * PER_EPOCH}", flush=True)
+    print(f"vtrain-resume-step {resumed.done}", flush=True)
     return resumed
 
 

@@ -13,6 +13,7 @@ from vtrain.checkpoints import Checkpoint, CheckpointManager
 from vtrain.data.saved_position import read_position, write_position
 from vtrain.plugins.handle import Handle, Resumed
 from vtrain.preemption import EXIT_STATUS, committed_line
+from vtrain_pytorch.lightning.preemption import AgreedSigterm
 from vtrain_pytorch.lightning.stream_loader import check_every, gather_position, mark_trained
 from vtrain_pytorch.provenance import LIGHTNING, check, record
 
@@ -32,10 +33,10 @@ class VtrainCheckpoint(Callback):  # type: ignore[misc]
     `blocking`, the leader serializes the state to local disk and trains on while
     the step is synced (or uploaded) and committed in the background.
 
-    On SIGTERM (a preemption) Lightning stops every rank at the next batch when
-    rank 0 got it (and only the rank that got it otherwise); then the state is
-    committed there, the leader says `committed step N`, and the process exits
-    143, not Lightning's 0, which would end a Vertex job as a success.
+    On SIGTERM (a preemption) of any rank, every rank stops after the same batch
+    (see `vtrain_pytorch.lightning.preemption`); the state is committed there,
+    the leader says `committed step N`, and every process exits 143, not
+    Lightning's 0, which would end a Vertex job as a success.
     """
 
     def __init__(
@@ -52,6 +53,7 @@ class VtrainCheckpoint(Callback):  # type: ignore[misc]
         self._saved_step = -1
         self.blocking = blocking
         self._restored: Checkpoint | None = None
+        self._sigterm = AgreedSigterm()
 
     def on_train_epoch_end(self, trainer: Trainer, pl_module: LightningModule) -> None:
         """Commit the state after every `every_n_epochs` epochs."""
@@ -64,6 +66,7 @@ class VtrainCheckpoint(Callback):  # type: ignore[misc]
     ) -> None:
         """Mark the batch trained (for StreamLoader); commit every `every_n_train_steps`."""
         mark_trained(trainer)
+        self._sigterm.agree(trainer)
         every = self.every_n_train_steps
         if every is not None and trainer.global_step % every == 0:
             self._save(trainer, blocking=self.blocking)
@@ -76,14 +79,10 @@ class VtrainCheckpoint(Callback):  # type: ignore[misc]
 
         if not isinstance(exception, SIGTERMException):
             return
-        # Rank 0's SIGTERM stops every rank together (Lightning broadcasts it each batch):
-        # the others did not get it themselves. A rank that got it alone stops alone, and a
-        # save (a collective) would wait for ranks that train on: it only leaves.
-        together = trainer.received_sigterm == trainer.is_global_zero
-        if together:
-            self._save(trainer, blocking=True)
-            if self.manager.is_leader:
-                print(committed_line(trainer.global_step), flush=True)
+        # Every rank stopped after the same batch (AgreedSigterm): the save's collectives meet.
+        self._save(trainer, blocking=True)
+        if self.manager.is_leader:
+            print(committed_line(trainer.global_step), flush=True)
         raise SystemExit(EXIT_STATUS)
 
     def _save(self, trainer: Trainer, *, blocking: bool) -> None:
@@ -139,12 +138,15 @@ class VtrainCheckpoint(Callback):  # type: ignore[misc]
         return Resumed(done=checkpoint.step, uri=checkpoint.uri, data=data)
 
     def on_train_start(self, trainer: Trainer, pl_module: LightningModule) -> None:
-        """The restored state is loaded by now: drop its temporary copy."""
+        """The restored state is loaded by now: drop its temporary copy. Take SIGTERM over."""
         self._close_restored()
+        # Lightning installed its own SIGTERM handler just before (Trainer._run).
+        self._sigterm.install()
 
     def teardown(self, trainer: Trainer, pl_module: LightningModule, stage: str) -> None:
         """Commit the last background save; drop the temporary copy if training never started."""
         self._close_restored()
+        self._sigterm.uninstall()
         self.manager.wait()
 
     def _close_restored(self) -> None:

@@ -80,14 +80,14 @@ class StreamLoader:
         self._begin()
         batches = iter(self._loader)
         batch = next(batches, None)
-        anyone = _ranks_with(batch is not None)
+        anyone = ranks_with(batch is not None)
         if first and anyone == 0:
             # Resumed from a commit at the epoch's end: its records are all trained.
             self.stream.next_epoch()
             self._begin()
             batches = iter(self._loader)
             batch = next(batches, None)
-            anyone = _ranks_with(batch is not None)
+            anyone = ranks_with(batch is not None)
         while anyone:
             if batch is None:
                 batch = self._empty()
@@ -96,7 +96,7 @@ class StreamLoader:
             self._taken += 1
             yield batch
             batch = next(batches, None)
-            anyone = _ranks_with(batch is not None)
+            anyone = ranks_with(batch is not None)
         self._end, self._ended = self.stream.state(), True
 
     def _begin(self) -> None:
@@ -131,7 +131,7 @@ class StreamLoader:
         return self._last
 
 
-def _ranks_with(have: bool) -> int:
+def ranks_with(have: bool) -> int:
     """How many ranks have a batch (a collective: every rank asks as often as the others)."""
     import torch
     import torch.distributed as dist

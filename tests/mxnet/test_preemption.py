@@ -1,0 +1,53 @@
+"""SIGTERM on an MXNet worker: that step is committed, exit 143, and the resume redoes none.
+
+Alone here (the worker's own flag decides), in a process of its own: the
+handler's deadline would end pytest's. Under dist_sync the workers agree through
+the kvstore: tests/mxnet/test_fault_matrix.py's preemption cells (`nox -s faults`).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from cluster_run import clean_env, final_parameters
+from test_cluster import alone
+
+from vtrain.preemption import EXIT_STATUS, committed_line
+from vtrain_mxnet.preemption import PREEMPT_KEY
+
+SIGTERM_AT = str(Path(__file__).parent / "scripts" / "sigterm_at.py")
+ARGS = ["--epochs", "3", "--steps-per-epoch", "4"]
+
+
+def test_the_flag_key_is_one_no_other_part_of_the_plugin_uses() -> None:
+    from vtrain_mxnet.data import MORE_KEY
+    from vtrain_mxnet.rank_zero import KEY
+
+    assert len({PREEMPT_KEY, MORE_KEY, KEY}) == 3
+    assert PREEMPT_KEY * 9973 < 2**31  # ps-lite's server choice, in a C int
+
+
+def test_a_sigterm_commits_that_step_exits_143_and_the_rerun_ends_as_an_uninterrupted_one(
+    tmp_path: Path,
+) -> None:
+    env = clean_env(VTRAIN_OUTPUT_DIR=str(tmp_path / "out"), SIGTERM_AT="6",
+                    CLOUD_ML_HP_METRIC_FILE=str(tmp_path / "m"))  # fmt: skip
+
+    def run() -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, SIGTERM_AT, *ARGS], env=env,
+                              capture_output=True, text=True, timeout=300)  # fmt: skip
+
+    first = run()
+    assert first.returncode == EXIT_STATUS, first.stdout + first.stderr
+    assert committed_line(6) in first.stdout, first.stdout
+    assert "final parameters" not in first.stdout
+    second = run()
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert "resumed from epoch 1 + 2 steps" in second.stdout, second.stdout
+    # Momentum included: the trainer's states were committed at that step.
+    assert final_parameters(second.stdout) == pytest.approx(
+        alone(tmp_path, ARGS), rel=1e-5, abs=1e-6
+    )
