@@ -67,7 +67,7 @@ def read_tfrecord_at(
             # A format of its own per block: not one for `struct`'s cache to keep.
             values = struct.Struct(layouts.of(ends, skip, step)).unpack_from(buf)
             if check_crc:  # data₁, checksum₁, data₂ …
-                bad = first_mismatch(values, crc)
+                bad = first_mismatch(values, crc32c)
                 datas = values[: 2 * bad : 2] if bad is not None else values[::2]
             else:
                 bad, datas = None, values

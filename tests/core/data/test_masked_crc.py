@@ -5,10 +5,12 @@ from __future__ import annotations
 import struct
 
 import google_crc32c
+import pytest
 from fuzzing import examples
 from hypothesis import given
 from hypothesis import strategies as st
 
+from vtrain.data import masked_crc
 from vtrain.data.masked_crc import FEW, RESET, first_mismatch, mask
 from vtrain.storage import crc32c
 
@@ -43,17 +45,38 @@ def stored(data: bytes) -> bytes:
 
 
 @examples(100)
-@given(st.lists(st.binary(max_size=100), min_size=FEW, max_size=200))
-def test_a_block_that_matches_costs_one_crc(datas: list[bytes]) -> None:
-    calls: list[int] = []
+@given(st.lists(st.binary(max_size=100), min_size=FEW, max_size=300))
+def test_a_block_that_matches_costs_one_crc_a_chunk(datas: list[bytes]) -> None:
+    calls: list[tuple[int, int]] = []
 
-    def counted(data: bytes) -> int:
-        calls.append(len(data))
-        return int(google_crc32c.value(data))
+    def counted(data: bytes, value: int) -> int:
+        calls.append((len(data), value))
+        return int(google_crc32c.extend(value, data))
 
     values = tuple(v for d in datas for v in (d, stored(d)))
     assert first_mismatch(values, counted) is None
-    assert calls == [sum(map(len, datas)) + 4 * len(datas)]
+    chunks = [datas[i : i + masked_crc.CHUNK] for i in range(0, len(datas), masked_crc.CHUNK)]
+    assert [size for size, _ in calls] == [sum(map(len, c)) + 4 * len(c) for c in chunks]
+    assert all(value == 0 for _, value in calls)  # each chunk ends with the register at its start
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 128])
+@examples(100)
+@given(st.lists(st.binary(max_size=60), min_size=FEW, max_size=100), st.data())
+def test_a_flipped_bit_is_caught_whatever_the_chunk(
+    chunk: int, datas: list[bytes], data: st.DataObject
+) -> None:
+    # Any one bit of the data or of a stored checksum, in any chunk: the block's CRC is not 0,
+    # and the record it lies in is the one named.
+    values = [v for d in datas for v in (d, stored(d))]
+    i = data.draw(st.integers(0, len(values) - 1).filter(lambda i: len(values[i]) > 0))
+    bit = data.draw(st.integers(0, 8 * len(values[i]) - 1))
+    flipped = bytearray(values[i])
+    flipped[bit // 8] ^= 1 << (bit % 8)
+    values[i] = bytes(flipped)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(masked_crc, "CHUNK", chunk)
+        assert first_mismatch(tuple(values), crc32c.crc32c) == i // 2
 
 
 @examples(200)
@@ -66,4 +89,4 @@ def test_the_first_record_whose_checksum_differs_is_named(
     for i in bad:
         flip = data.draw(st.integers(1, 0xFFFFFFFF))
         values[2 * i + 1] = struct.pack("<I", struct.unpack("<I", values[2 * i + 1])[0] ^ flip)
-    assert first_mismatch(tuple(values), google_crc32c.value) == min(bad, default=None)
+    assert first_mismatch(tuple(values), crc32c.crc32c) == min(bad, default=None)
