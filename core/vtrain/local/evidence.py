@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 
-from vtrain.checkpoints.layout import MARKER, parse_step_folder
 from vtrain.local.disks import Disk
 
 
@@ -68,6 +67,10 @@ class Evidence:
 def newest_checkpoint(folder: str) -> int | None:
     """The newest committed step under `folder` (vtrain's layout, up to two levels down);
     -1 when it holds files of another layout; None when it holds nothing."""
+    # Only here: vtrain.checkpoints loads the whole checkpoint package, which the start of
+    # a rehearsal does not need (issue 31: start -> chief exit within 1.2x of a bare launcher).
+    from vtrain.checkpoints.layout import MARKER, parse_step_folder
+
     newest: int | None = None
     other = False
     for top, dirs, files in os.walk(folder):

@@ -22,8 +22,6 @@ import os
 import sys
 from collections.abc import Sequence
 
-from vtrain.redact import redact_text
-
 # `typing` costs milliseconds at start-up; the names are for the type checker only.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -65,6 +63,7 @@ class Output:
             for i, n in enumerate(names)
         }
         self._prefix[NOTE_NAME] = self._paint(f"{NOTE_NAME:<{width}} | ", _NOTE_COLOUR)
+        self._held: list[tuple[str, str | None]] | None = None
         os.makedirs(os.path.dirname(log_path(output_dir, "x")), exist_ok=True)
         # Open for the job's whole life; `close` closes them.
         self._logs: dict[str, BinaryIO] = {
@@ -75,8 +74,24 @@ class Output:
     def _paint(self, text: str, colour: str) -> str:
         return f"\033[{colour}m{text}\033[0m" if self._colour else text
 
+    def hold(self) -> None:
+        """Keep vtrain's notes from now until `release`: the replicas start first.
+
+        Redacting a note compiles `vtrain.redact`'s patterns (milliseconds of CPU) on
+        first use; a job's header is better written once its replicas have started.
+        """
+        if self._held is None:
+            self._held = []
+
+    def release(self) -> None:
+        """Write the notes held since `hold`, in order."""
+        held, self._held = self._held, None
+        for text, replica in held or ():
+            self.note(text, replica)
+
     def line(self, name: str, data: bytes) -> None:
         """One line (without its newline) that replica `name` printed."""
+        self.release()
         self._log(name, data + b"\n")
         text = data.decode("utf-8", "replace").rstrip("\r")
         self.write(f"{self._prefix[name]}{text}\n")
@@ -87,10 +102,18 @@ class Output:
 
     def aside(self, name: str, text: str) -> None:
         """vtrain's line under replica `name`'s prefix, shown, not logged (`vtrain.local.quiet`)."""
+        from vtrain.redact import redact_text
+
+        self.release()
         self.write(f"{self._prefix[name]}{redact_text(text)}\n")
 
     def note(self, text: str, replica: str | None = None) -> None:
         """vtrain's own message; also written to the log of `replica` when one is named."""
+        if self._held is not None:
+            self._held.append((text, replica))
+            return
+        from vtrain.redact import redact_text
+
         text = redact_text(text)
         if replica is not None:
             self._log(replica, f"[vtrain] {text}\n".encode())
@@ -98,6 +121,8 @@ class Output:
 
     def write(self, text: str) -> None:
         """Text as it is (the summary table)."""
+        if self._held:
+            self.release()
         if self._stream is not None:
             try:
                 self._stream.write(text)
@@ -115,7 +140,8 @@ class Output:
             self._log(name, b"", flush=True)
 
     def close(self) -> None:
-        """Flush and close the log files."""
+        """Write what is held; flush and close the log files."""
+        self.release()
         self.flush()
         for name in list(self._logs):
             self._log(name, b"", close=True)

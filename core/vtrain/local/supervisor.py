@@ -29,7 +29,6 @@ from vtrain.cluster.roles import CHIEF
 from vtrain.context import output_dirs
 from vtrain.errors import LaunchError
 from vtrain.local.addresses import separate_hosts, shared_host_note
-from vtrain.local.checks import judge
 from vtrain.local.disks import DISKS_FOLDER, Disks
 from vtrain.local.environment import metric_file, replica_env
 from vtrain.local.evidence import Evidence, Run, newest_checkpoint
@@ -119,6 +118,7 @@ def run_job(
             serving = _serving_files()
             try:
                 where = ", ".join(f"{r.name} {r.address}" for r in replicas)
+                output.hold()  # written once the replicas have started (see Output.hold)
                 output.note(f"job {plan.job_id} ({plan.platform}) in {plan.output_dir}: {where}")
                 notes: tuple[str, ...] = () if hosts else (shared_host_note(),)
                 for note in notes:
@@ -129,6 +129,8 @@ def run_job(
                 supervisor = _Supervisor(plan, replicas, output, environ, serving)
                 result = supervisor.run(evidence, None if plan.shared_disk else disks)
                 output.write(result.table())
+                from vtrain.local.checks import judge  # only now: the job's start goes first
+
                 result = result.with_verdict(judge(evidence, notes))
             finally:
                 serving.remove()
@@ -276,6 +278,7 @@ class _Supervisor:
             self._t0 = time.monotonic()
             try:
                 self._start(*self._slots.values())
+                self._out.release()
                 while not self._finished:
                     self._step()
             except KeeperGone as e:

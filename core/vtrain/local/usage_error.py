@@ -11,8 +11,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from vtrain.redact import redact_text
-
 USAGE_STATUS = 2
 """The exit status of argparse's `parser.error` and of click's usage errors."""
 TAIL_LINES = 40
@@ -34,5 +32,7 @@ def refused_arguments(code: int, tail: Iterable[bytes]) -> str | None:
     lines = [_COLOUR.sub("", line.decode(errors="replace")).strip() for line in tail]
     for i in range(len(lines) - 1, 0, -1):
         if _ERROR.match(lines[i]) and any(_USAGE.match(line) for line in lines[:i]):
+            from vtrain.redact import redact_text  # its patterns compile in ms: not at start
+
             return redact_text(lines[i])
     return None
