@@ -103,7 +103,10 @@ def measure_group(
             if done.timed_out:
                 outcome = "stops: hung (timed out)"
             elif done.returncode != 0:
-                outcome = f"stops: exit {done.returncode}: " + done.output.strip().splitlines()[-1]
+                # The summary's reason (`job failed (exit status N): why`), not the verdict below.
+                why = [ln for ln in done.output.splitlines() if ln.startswith("job failed")]
+                last = why[-1] if why else done.output.strip().splitlines()[-1]
+                outcome = f"stops: exit {done.returncode}: " + last.split(": ", 1)[-1]
             rows.append(
                 {"framework": label, "fault": fault, "policy": policy, "outcome": outcome,
                  "cold": cold.first_step(), "recover": done.recover(), "redone": done.redone(),
