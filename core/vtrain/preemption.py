@@ -22,6 +22,7 @@ PID 1 in a container the default SIGTERM action is ignored.)
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -71,7 +72,19 @@ class PreemptionHandler:
         grace: float = DEFAULT_GRACE,
         exit_status: int = EXIT_STATUS,
         signals: Iterable[int] = (signal.SIGTERM,),
+        stuck_after: float | None = None,
     ) -> None:
+        """`stuck_after`: exit at once, without a save, when the signal's handler has not
+        run this many seconds after it came (see `_StuckWatch`); None: wait for the loop."""
+        if stuck_after is not None and (
+            isinstance(stuck_after, bool)
+            or not isinstance(stuck_after, (int, float))
+            or not stuck_after > 0
+        ):
+            raise UsageError(
+                "not a time to wait", source="stuck_after", value=stuck_after,
+                expected="seconds > 0, or None",
+            )  # fmt: skip
         if isinstance(grace, bool) or not isinstance(grace, (int, float)) or not grace > 0:
             raise UsageError(
                 "not a grace period", source="grace", value=grace, expected="seconds > 0"
@@ -89,6 +102,8 @@ class PreemptionHandler:
         self._requested_at: float | None = None
         self._previous: dict[int, Handler] = {}
         self._watchdog: threading.Timer | None = None
+        self.stuck_after = None if stuck_after is None else float(stuck_after)
+        self._stuck: _StuckWatch | None = None
 
     @property
     def requested(self) -> bool:
@@ -114,6 +129,8 @@ class PreemptionHandler:
             )
         for signum in self.signals:
             self._previous[signum] = signal.signal(signum, self._on_signal)
+        if self.stuck_after is not None and self._stuck is None:
+            self._stuck = _StuckWatch(self, self.stuck_after)
         return self
 
     def uninstall(self) -> None:
@@ -127,6 +144,9 @@ class PreemptionHandler:
         for signum, previous in self._previous.items():
             signal.signal(signum, previous)
         self._previous.clear()
+        if self._stuck is not None:
+            self._stuck.close()
+            self._stuck = None
 
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
         if self._requested_at is not None:
@@ -172,3 +192,53 @@ class PreemptionHandler:
         if kind is None:
             # A loop that broke out on the signal must not fall through to a clean exit 0.
             self.exit()
+
+
+class _StuckWatch:
+    """Ends the process when a signal's handler cannot run: the main thread is stuck in native code.
+
+    Python runs a signal handler only when the main thread is back in the
+    interpreter. A main thread blocked in native code that waits for a peer that
+    is gone (ps-lite's push: the servers wait for every worker's) never comes
+    back: the flag is never set, the deadline never armed, and the process
+    waits for SIGKILL (30 s on the platforms) before the job can restart. The
+    interpreter's C-level handler still writes the signal's number to the
+    wakeup fd at once; this thread reads it, and if the handler has not run
+    `after` seconds later, leaves with the handler's exit status, saving nothing.
+
+    The wakeup fd is the process's one: what it held before still gets every byte.
+    """
+
+    def __init__(self, handler: PreemptionHandler, after: float) -> None:
+        self._handler, self._after = handler, after
+        self._read, self._write = os.pipe()
+        os.set_blocking(self._write, False)
+        self._previous = signal.set_wakeup_fd(self._write, warn_on_full_buffer=False)
+        threading.Thread(target=self._watch, name="vtrain-stuck-watch", daemon=True).start()
+
+    def _watch(self) -> None:
+        numbers = {int(s) for s in self._handler.signals}
+        try:
+            while got := os.read(self._read, 64):  # b"" once `close` closed the other end
+                if self._previous >= 0:
+                    with contextlib.suppress(OSError):
+                        os.write(self._previous, got)
+                if numbers.isdisjoint(got):
+                    continue
+                deadline = time.monotonic() + self._after
+                while not self._handler.requested and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                if not self._handler.requested:
+                    os.write(2, (
+                        f"vtrain: a stop signal came and the main thread has not left native "
+                        f"code for {self._after:g} s (waiting for a peer that is gone?): "
+                        f"exiting {self._handler.exit_status} without a save\n"
+                    ).encode())  # fmt: skip
+                    os._exit(self._handler.exit_status)
+        finally:
+            os.close(self._read)
+
+    def close(self) -> None:
+        """Give the wakeup fd back (from the main thread); the watching thread ends."""
+        signal.set_wakeup_fd(self._previous)
+        os.close(self._write)

@@ -233,7 +233,7 @@ class MXNetHandle(Handle):
         sigterm.exit(self.checkpoints.is_leader)
 
     def resume(self, net: Any, trainer: Any = None) -> Resumed:
-        """Load the newest committed checkpoint into net and trainer; `done`: its epochs.
+        """Load the newest committed checkpoint into net and trainer; `done`: its saved count.
 
         Falsy when nothing was committed yet; continue from epoch `done` either way.
         """

@@ -32,6 +32,13 @@ PREEMPT_KEY = 199_997
 parameters from 0), nor the stream iterator (199_998) nor vtrain_mxnet.rank_zero (199_999);
 ps-lite picks a server with key * 9973 in a C int, so the key keeps that product below 2**31."""
 
+STUCK_SECONDS = 3.0
+"""A worker whose main thread has not come back from MXNet for this long after SIGTERM is
+waiting in a push or pull that a gone peer will never answer (the servers wait for every
+worker): it exits 143 at once, saving nothing, instead of waiting for SIGKILL (30 s on the
+platforms, 5 s under `vtrain local run`) before the job can restart. A step's own wait
+is far shorter; one longer than this loses its preemption save, as without the flag."""
+
 FOLLOW_SECONDS = 2.0
 """How long a worker that does not lead waits, after the commit, before it exits: the
 leader's exit, with its `committed step N` line, is then the one the platform sees first."""
@@ -54,7 +61,7 @@ class AgreedSigterm:
             threading.current_thread() is threading.main_thread()
             and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
         ):  # a script with its own SIGTERM handler keeps it
-            self._handler = PreemptionHandler().install()
+            self._handler = PreemptionHandler(stuck_after=STUCK_SECONDS).install()
 
     @property
     def requested(self) -> bool:
