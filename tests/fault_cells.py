@@ -70,6 +70,11 @@ class CellRun:
         ticks = [t for life in self.lives.get(self.lead, []) for _, t in life.ticks]
         return min(ticks) - self.launched if ticks else None
 
+    def trained_before_kill(self) -> bool:
+        """Whether the lead's first life stepped at all: under load the kill can come first
+        (a cold start past the kill's time), and then the job rightly starts from nothing."""
+        return bool(self.lives[self.lead][0].ticks)
+
     def resumed(self) -> int:
         """The step the chief's last life started from."""
         return self.lives[self.lead][-1].base

@@ -92,9 +92,7 @@ def test_cell_resumes_whole_or_stops_with_the_reason(
     assert run.killed_at is not None and "nothing to kill" not in run.output, run.shown()
     who = MX_FAULTS[fault].split("@")[0].replace(":", "-")
     said = f"{who} was killed (--kill)"
-    if not run.lives[run.lead][0].ticks:
-        # Under load the kill can come before the first step (a cold start past KILL_AT):
-        # nothing to commit; the job starts again from nothing, or stops alone, and says why.
+    if not run.trained_before_kill():  # nothing to commit; alone, it stops and says why
         assert run.committed_step is None, run.shown()
         if policy == "replica":
             assert run.returncode != 0 and REASON in run.output, run.shown()

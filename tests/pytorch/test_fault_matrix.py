@@ -79,9 +79,7 @@ def check_resumed(
     assert len(run.lives["chief-0"]) >= 2, run.shown()  # the chief ran again
     redone = run.redone()
     assert redone is not None
-    if not run.lives["chief-0"][0].ticks:
-        # Under load the kill can come before the first step (a cold start past KILL_AT):
-        # there was nothing to commit, and the job rightly starts again from nothing.
+    if not run.trained_before_kill():  # nothing to commit yet
         assert run.resumed() == 0 and redone == 0 and run.committed_step is None, run.shown()
         return
     if fault in committing:

@@ -91,7 +91,8 @@ class Output:
 
     def line(self, name: str, data: bytes) -> None:
         """One line (without its newline) that replica `name` printed."""
-        self.release()
+        if self._held is not None:
+            self.release()
         self._log(name, data + b"\n")
         text = data.decode("utf-8", "replace").rstrip("\r")
         self.write(f"{self._prefix[name]}{text}\n")
