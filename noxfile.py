@@ -1,7 +1,8 @@
 """Test sessions: the core without any framework, lint, and one session per framework.
 
-`nox` runs them all but the long campaigns (the README's test command, and what CI
-runs); `nox -s fuzz` runs the 10,000-example property campaign on demand.
+`nox` runs them all but the long campaigns (the README's test command, which CI runs);
+`nox -s faults` runs the whole fault matrix (CI runs it after `nox`), and `nox -s fuzz`
+the 10,000-example property campaign on demand.
 """
 
 from __future__ import annotations
