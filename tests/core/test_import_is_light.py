@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 FRAMEWORKS = ("tensorflow", "torch", "mxnet", "xgboost", "keras", "lightning", "numpy",
               "google.cloud.storage", "optuna", "yaml")  # fmt: skip
@@ -50,3 +51,40 @@ def test_reading_the_cluster_stays_off_the_slow_stdlib_imports() -> None:
         [sys.executable, "-I", "-c", code], capture_output=True, text=True, check=True
     )
     assert done.stdout.strip() == ""
+
+
+# Each costs milliseconds, and `vtrain local run` needs none of them to start its replicas: the
+# verdict's checks, the redaction patterns (compiled once the replicas run), help-text
+# formatting (`shutil`), `socket`'s enums (the keeper uses `_socket`), `typing`.
+LATER = ("vtrain.local.checks", "vtrain.redact", "shutil", "socket", "typing", "dataclasses")
+
+
+def test_a_local_job_starts_its_replicas_before_the_imports_it_can_do_later(
+    tmp_path: Path,
+) -> None:
+    # Before its first replica starts, the launcher runs alone on one core: bench/local_cluster.py.
+    code = (
+        "import json, sys\n"
+        "import vtrain.local.keeper as keeper\n"
+        "ask = keeper.Keeper.spawn\n"
+        "def spawn(self, starts):\n"
+        "    if not getattr(spawn, 'seen', None):\n"
+        "        spawn.seen = sorted(sys.modules)\n"
+        "        open(sys.argv[1], 'w').write(json.dumps(spawn.seen))\n"
+        "    return ask(self, starts)\n"
+        "keeper.Keeper.spawn = spawn\n"
+        "from vtrain.cli import main\n"
+        "sys.exit(main(['local', 'run', '--workers', '1', '--output-dir', sys.argv[2],\n"
+        "               '--', sys.executable, '-c', 'pass']))\n"
+    )
+    seen = tmp_path / "modules.json"
+    subprocess.run(
+        [sys.executable, "-c", code, str(seen), str(tmp_path / "out")],
+        capture_output=True,
+        cwd=tmp_path,
+        check=True,
+        timeout=60,
+    )
+    loaded = set(json.loads(seen.read_text()))
+    assert "vtrain.local.supervisor" in loaded  # the probe saw the launcher's own start
+    assert [m for m in LATER if m in loaded] == []

@@ -108,7 +108,8 @@ class Disks:
             self._cleaner.start()
 
     def close(self) -> None:
-        """Wait for the previous job's disks to be gone."""
+        """Wait for the previous job's disks to be gone (removed now if `clean` never ran)."""
+        self.clean()
         if self._cleaner is not None:
             self._cleaner.join()
 

@@ -269,8 +269,7 @@ class _Supervisor:
                 hint=hint_for(e, "stop other programs, or raise `ulimit -u` and `ulimit -n`"),
             ) from None
         self._sel.register(self._keeper.fileno(), selectors.EVENT_READ, "keeper")
-        # After the keeper's fork: a fork copies no thread, and the keeper needs none.
-        sampler = Sampler(self._leaders).start() if evidence is not None else None
+        sampler = Sampler(self._leaders) if evidence is not None else None
         if disks is not None:
             disks.clean()
         restore = self._catch_signals()
@@ -278,7 +277,11 @@ class _Supervisor:
             self._t0 = time.monotonic()
             try:
                 self._start(*self._slots.values())
+                # Once the replicas have started: what follows is not theirs to wait for. The
+                # thread comes after the keeper's fork too: a fork copies no thread.
                 self._out.release()
+                if sampler is not None:
+                    sampler.start()
                 while not self._finished:
                     self._step()
             except KeeperGone as e:

@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
@@ -41,6 +42,27 @@ PROGRAM = """
 """
 
 
+FUTEX = {"x86_64": 202, "aarch64": 98}  # the futex system call's number, as /proc shows it
+
+
+def _wait_in_futex(pid: int, seconds: float = 20.0) -> None:
+    """Return once `pid`'s main thread waits in a futex: the only other thread (the stuck
+    watch) waits in a read and holds no lock, so that futex is the mutex. Without
+    /proc/PID/syscall (another kernel), a second's wait stands in."""
+    number = str(FUTEX.get(os.uname().machine))
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/syscall") as f:
+                if f.read().split(" ", 1)[0] == number:
+                    return
+        except OSError:
+            time.sleep(1)
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"the main thread of {pid} never waited in the mutex")
+
+
 def run(mode: str) -> subprocess.CompletedProcess[str]:
     process = subprocess.Popen(
         [sys.executable, "-c", textwrap.dedent(PROGRAM), mode],
@@ -48,6 +70,10 @@ def run(mode: str) -> subprocess.CompletedProcess[str]:
     )  # fmt: skip
     assert process.stdout is not None
     assert process.stdout.readline() == "ready\n"
+    if mode == "stuck":
+        # A SIGTERM that came before the second lock would be handled, and then nothing
+        # could end the lock: signal once the main thread waits in it.
+        _wait_in_futex(process.pid)
     process.send_signal(signal.SIGTERM)
     try:
         stdout, stderr = process.communicate(timeout=20)  # under the 25 s grace's own exit

@@ -140,3 +140,15 @@ def test_each_run_gets_a_new_disk_and_its_own_address(tmp_path: Path, mark: str)
         disk = tmp_path / "job" / "disks" / name / "run-0"
         assert where[name][:3] == [str(disk / "work"), str(disk / "home"), str(disk / "tmp")]
         assert where[name][3] == "127.0.0.2"  # MASTER_ADDR: the chief's own address
+
+
+def test_an_output_dir_used_again_keeps_no_earlier_job_s_disks(tmp_path: Path) -> None:
+    # Each job moves the last one's disks aside and removes them; a --shared-disk job too,
+    # which keeps only its runs' records there (it once left `disks.old-PID` behind).
+    job = tmp_path / "job"
+    for shared_disk in (False, True, False, True):
+        plan = Plan.from_options([sys.executable, "-c", "pass"], workers=1, output_dir=str(job),
+                                 shared_disk=shared_disk)  # fmt: skip
+        stream = io.StringIO()
+        assert run_job(plan, stream=stream).status == 0, stream.getvalue()
+        assert sorted(p.name for p in job.glob("disks*")) == ["disks"]
