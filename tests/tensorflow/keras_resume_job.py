@@ -113,6 +113,9 @@ def main() -> None:
               callbacks=callbacks, verbose=2, shuffle=False)  # fmt: skip
     print(f"final weights {weights()}", flush=True)
     print(f"final iterations {int(model.optimizer.iterations.numpy())}", flush=True)
+    # The job ends when the chief does (the platform's rule) and a worker still at work is
+    # then stopped: the chief leaves only once every worker has printed its end.
+    handle.barrier()
 
 
 if __name__ == "__main__":
