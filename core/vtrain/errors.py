@@ -146,3 +146,13 @@ def raise_all(errors: list[VtrainError]) -> None:
         raise errors[0]
     if errors:
         raise ErrorList(errors)
+
+
+def positive_seconds(
+    value: object, source: str, problem: str, expected: str = "seconds > 0"
+) -> float:
+    """`value` as seconds when it is a number > 0 (not a bool, not NaN); else a UsageError
+    saying `problem` about the argument `source`."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise UsageError(problem, source=source, value=value, expected=expected)
+    return float(value)

@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable
 from types import FrameType, TracebackType
 from typing import Any, NoReturn
 
-from vtrain.errors import UsageError
+from vtrain.errors import UsageError, positive_seconds
 
 EXIT_STATUS = 128 + signal.SIGTERM
 DEFAULT_GRACE = 25.0
@@ -76,19 +76,11 @@ class PreemptionHandler:
     ) -> None:
         """`stuck_after`: exit at once, without a save, when the signal's handler has not
         run this many seconds after it came (see `_StuckWatch`); None: wait for the loop."""
-        if stuck_after is not None and (
-            isinstance(stuck_after, bool)
-            or not isinstance(stuck_after, (int, float))
-            or not stuck_after > 0
-        ):
-            raise UsageError(
-                "not a time to wait", source="stuck_after", value=stuck_after,
-                expected="seconds > 0, or None",
-            )  # fmt: skip
-        if isinstance(grace, bool) or not isinstance(grace, (int, float)) or not grace > 0:
-            raise UsageError(
-                "not a grace period", source="grace", value=grace, expected="seconds > 0"
+        if stuck_after is not None:
+            positive_seconds(
+                stuck_after, "stuck_after", "not a time to wait", "seconds > 0, or None"
             )
+        positive_seconds(grace, "grace", "not a grace period")
         if isinstance(exit_status, bool) or not isinstance(exit_status, int):
             raise UsageError(
                 "not an exit status",

@@ -17,7 +17,13 @@ from vtrain.data.bq_session import Request, Session, create_session, shared_sess
 from vtrain.data.bq_table import PROJECT_ID, Table, parse_table
 from vtrain.data.placement import choose_place
 from vtrain.data.splits import SPLITS, check_split, split_uri
-from vtrain.errors import ConfigError, MissingExtraError, StorageError, UsageError
+from vtrain.errors import (
+    ConfigError,
+    MissingExtraError,
+    StorageError,
+    UsageError,
+    positive_seconds,
+)
 from vtrain.storage.location import Location
 from vtrain.storage.opener import open_location
 
@@ -111,8 +117,7 @@ def table_rows(
             value=billing_project,
             expected="6-30 lowercase letters, digits or '-', starting with a letter",
         )
-    if isinstance(wait, bool) or not isinstance(wait, (int, float)) or not wait > 0:
-        raise UsageError("not a positive number", source="wait", value=wait, expected="seconds > 0")
+    positive_seconds(wait, "wait", "not a positive number")
     place = choose_place(split, rank, world_size, env)
     if place is None:
         return iter(())
