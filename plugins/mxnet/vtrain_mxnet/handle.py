@@ -77,8 +77,8 @@ class MXNetHandle(Handle):
         optimizer itself, so its states can be checkpointed: call
         `trainer.step(global_batch_size)` with the batch of all workers together.
 
-        From here SIGTERM (a preemption) only sets a flag, and after every `step()`
-        the workers agree whether one of them got it: see `preempted` (not under
+        From here SIGTERM (a preemption) only sets a flag, and every so many `step()`s
+        (about a quarter second) the workers agree whether one of them got it: see `preempted` (not under
         dist_async, nor with a SIGTERM handler of the script's own).
         """
         from vtrain_mxnet.ordered_trainer import OrderedTrainer

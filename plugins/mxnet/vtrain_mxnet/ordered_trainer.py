@@ -10,8 +10,8 @@ summed gradient, which becomes that worker's parameter, and the workers drift
 apart (seen in about 1 run in 6 with 2 workers and 2 servers). Waiting for the
 broadcast restores the order the kvstore relies on; it costs one wait per
 parameter, once. `_init_params` is the hook `step()` calls for that broadcast (see
-vtrain_mxnet.internals). After each `step()` the workers also agree whether one
-of them got SIGTERM (vtrain_mxnet.preemption). Importing this module imports MXNet.
+vtrain_mxnet.internals). Its `step()` also counts the steps to the workers' next
+agreement on whether one of them got SIGTERM (vtrain_mxnet.preemption). Importing this module imports MXNet.
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ from vtrain_mxnet.preemption import AgreedSigterm
 class OrderedTrainer(gluon.Trainer):  # type: ignore[misc]
     """gluon.Trainer that waits for each parameter's broadcast before its gradients move.
 
-    With `sigterm`, every `step()` ends with the workers' agreement on a SIGTERM.
+    With `sigterm`, every `step()` ends with `sigterm.agree`: now and then, the workers'
+    agreement on a SIGTERM.
     """
 
     def __init__(self, *args: Any, sigterm: AgreedSigterm | None = None, **options: Any) -> None:

@@ -6,9 +6,14 @@ left alone would stall the others in their next push, and a worker leaving at
 a save would hang the others at close()'s barrier. So the handle's trainer
 catches SIGTERM as a flag (vtrain's `PreemptionHandler`, whose deadline still
 exits 143 before SIGKILL if the loop never saves), and after every
-`trainer.step` the workers sum their flags through the kvstore (one float, on
-PREEMPT_KEY, as the stream iterator sums its records-left flags): every worker
-learns after the same step that one of them got it. The next `save_checkpoint`
+`trainer.step` the workers sum their flags through the kvstore (on PREEMPT_KEY,
+as the stream iterator sums its records-left flags): every worker learns after
+the same step that one of them got it. A sum is one more round trip through the
+servers, as long as a small model's whole step (0.80x the steps per second when
+done at every step, bench/setup_mxnet.py), so the workers sum every CHECK_SECONDS
+or so, not every step: with their flags they sum their seconds per step, and
+each sum, read by every worker at the next check, sets the same number of steps
+to the check after it on every worker. The next `save_checkpoint`
 is then the last: the leader commits it, every worker meets at the kvstore's
 barrier, and every process exits 143.
 
@@ -39,9 +44,23 @@ worker): it exits 143 at once, saving nothing, instead of waiting for SIGKILL (3
 platforms, 5 s under `vtrain local run`) before the job can restart. A step's own wait
 is far shorter; one longer than this loses its preemption save, as without the flag."""
 
+CHECK_SECONDS = 0.25
+"""About how often the workers sum their flags: a SIGTERM is known everywhere within
+twice this (a sum is read at the check after it), far inside the 30 s before SIGKILL."""
+
+MAX_STEPS_PER_CHECK = 10_000
+"""The most steps between two sums, whatever the steps' measured time."""
+
 FOLLOW_SECONDS = 2.0
 """How long a worker that does not lead waits, after the commit, before it exits: the
 leader's exit, with its `committed step N` line, is then the one the platform sees first."""
+
+
+def steps_per_check(seconds_per_step: float) -> int:
+    """Steps to the next sum of the flags, for steps of this many seconds (the workers' mean)."""
+    if not seconds_per_step > 0:  # NaN too: the first check, or a clock that did not move
+        return 1
+    return max(1, min(MAX_STEPS_PER_CHECK, int(CHECK_SECONDS / seconds_per_step)))
 
 
 class AgreedSigterm:
@@ -54,6 +73,10 @@ class AgreedSigterm:
         self._kvstore = kvstore if world_size > 1 else None
         self._world_size = world_size
         self._keyed = False
+        self._total: Any = None
+        """The last check's sum, [flags, seconds per step], pulled and not yet read."""
+        self._countdown = 1  # steps to the next check: the first step checks
+        self._since = (time.monotonic(), 0)  # the last check's time, and steps since then
         self.agreed = False
         """True on every worker after the same step once any of them got SIGTERM."""
         self._handler: PreemptionHandler | None = None
@@ -72,7 +95,8 @@ class AgreedSigterm:
         """After a step of `trainer`: did any worker get SIGTERM? A collective under dist_sync.
 
         Every worker calls it after each of its steps (the handle's trainer does), so
-        the pushes of PREEMPT_KEY pair up as the gradients' do.
+        the checks fall on the same steps everywhere, and the pushes of PREEMPT_KEY pair
+        up as the gradients' do.
         """
         if self.agreed:
             return True
@@ -82,6 +106,11 @@ class AgreedSigterm:
             return self.agreed
         import mxnet as mx
 
+        since, steps = self._since
+        self._since = (since, steps + 1)
+        self._countdown -= 1
+        if self._countdown > 0:
+            return False
         if not self._keyed:
             if not states_are_local(trainer):
                 # update_on_kvstore=True: the servers would run the optimizer on the flags
@@ -89,16 +118,28 @@ class AgreedSigterm:
                 self._kvstore = None
                 self.release()
                 return False
-            kvstore.init(PREEMPT_KEY, mx.nd.zeros((1,)))  # waits for every worker: once
+            kvstore.init(PREEMPT_KEY, mx.nd.zeros((2,)))  # waits for every worker: once
             self._keyed = True
-        # Fresh arrays, read before the next push: MXNet does not order two pushes of one
-        # key (see vtrain_mxnet.data.workers_with_records).
-        mine = mx.nd.array([1.0 if self.requested else 0.0])
-        total = mx.nd.zeros((1,))
+        self._countdown = 1
+        if self._total is not None:
+            # Read before the next push: MXNet does not order two pushes of one key (see
+            # vtrain_mxnet.data.workers_with_records). Every worker reads the same sum
+            # here, so all of them agree after the same step and count the same steps.
+            flags, seconds = (float(x) for x in self._total.asnumpy())
+            self._total = None
+            if flags > 0:
+                self.agreed = True
+                return True  # no worker pushes again: none waits for a missing flag
+            self._countdown = steps_per_check(seconds / self._world_size)
+        now = time.monotonic()
+        per_step = (now - since) / (steps + 1)
+        self._since = (now, 0)
+        # Fresh arrays at each check; the sum is read at the next one, long arrived by then.
+        mine = mx.nd.array([1.0 if self.requested else 0.0, per_step])
+        self._total = mx.nd.zeros((2,))
         kvstore.push(PREEMPT_KEY, mine)
-        kvstore.pull(PREEMPT_KEY, out=total)
-        self.agreed = float(total.asscalar()) > 0
-        return self.agreed
+        kvstore.pull(PREEMPT_KEY, out=self._total)
+        return False
 
     def exit(self, is_leader: bool) -> NoReturn:
         """Leave with status 143, the leader first; call it once the commit is done everywhere."""

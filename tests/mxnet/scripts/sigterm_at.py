@@ -2,7 +2,8 @@
 
 SIGTERM_AT=K: the signal comes right after the K-th trainer step of a run that
 started fresh. A signal from inside, not `--kill` at a set time: on a loaded
-two-core machine start-up alone can outlast any fixed time.
+two-core machine start-up alone can outlast any fixed time. SIGTERM_RANK=R: only
+the worker of MXNet rank R gets it (every process does without it).
 """
 
 import os
@@ -15,6 +16,7 @@ from vtrain_mxnet.handle import MXNetHandle
 
 EXAMPLE = str(Path(__file__).resolve().parents[3] / "examples" / "mxnet" / "train.py")
 SIGTERM_AT = int(os.environ["SIGTERM_AT"])
+SIGTERM_RANK = os.environ.get("SIGTERM_RANK")
 resume, trainer = MXNetHandle.resume, MXNetHandle.trainer
 started: list[int] = []
 count = 0
@@ -29,6 +31,8 @@ def resume_and_note(self, net, trainer=None):  # type: ignore[no-untyped-def]
 def signalling_trainer(self, *a, **kw):  # type: ignore[no-untyped-def]
     made = trainer(self, *a, **kw)
     step = made.step
+    if SIGTERM_RANK is not None and str(self.rank) != SIGTERM_RANK:
+        return made
 
     def step_and_signal(*sa, **skw):  # type: ignore[no-untyped-def]
         global count
