@@ -13,6 +13,13 @@ Here each run of each replica gets ``<trial>/disks/<replica>/run-<N>/`` with
 Links are cheap (one per entry, no copy); the price is that a write *inside* a
 linked folder (``data/out.bin``) still lands in the project. What each run wrote
 is listed after it ends, for the verdict (`vtrain.local.checks`).
+
+The links are made once per job, in ``disks/.links/``, and each working folder
+gets hard links to them: a symbolic link is an inode of its own, and making one
+measured 72 µs here against 7 µs for a hard link to it (eight replicas of a
+project of 17 entries: 10 ms of every start). A replica that removes or replaces
+an entry of its folder changes only its own name for it: a symbolic link's
+target cannot change in place.
 """
 
 from __future__ import annotations
@@ -23,6 +30,10 @@ import threading
 from vtrain.frozen import Frozen
 
 DISKS_FOLDER = "disks"
+CLEAN_AFTER = 2.0
+"""Seconds into a job before the previous job's disks are removed."""
+LINKS_FOLDER = ".links"
+"""The job's one copy of the links to the project's entries, in the disks' folder."""
 
 
 class Disk(Frozen):
@@ -80,9 +91,10 @@ class Disks:
         self._project = project
         self._old: str | None = None
         self._cleaner: threading.Thread | None = None
+        self._go = threading.Event()
         if os.path.lexists(root):
             # An --output-dir used before: its disks move aside at once (a new machine is
-            # empty), and go while the job runs (`clean`), not before it starts.
+            # empty), and go while the job runs (`clean`), not while its replicas start.
             self._old = f"{root}.old-{os.getpid()}"
             os.rename(root, self._old)
         real_root = os.path.realpath(root)
@@ -96,22 +108,30 @@ class Disks:
                     continue
                 entries.append((entry.name, target))
         self._entries = sorted(entries)
+        self._links: str | None = None  # LINKS_FOLDER, once made
 
     def clean(self) -> None:
-        """Remove the previous job's disks in a thread (start it after any fork)."""
+        """Remove the previous job's disks in a thread, CLEAN_AFTER seconds from now or at
+        `close`, whichever comes first (start it after any fork, and after the replicas)."""
         if self._old is not None and self._cleaner is None:
-            import shutil
-
-            self._cleaner = threading.Thread(
-                target=shutil.rmtree, args=(self._old,), kwargs={"ignore_errors": True}
-            )
+            self._cleaner = threading.Thread(target=self._remove_old, daemon=True)
             self._cleaner.start()
 
     def close(self) -> None:
         """Wait for the previous job's disks to be gone (removed now if `clean` never ran)."""
+        self._go.set()
         self.clean()
         if self._cleaner is not None:
             self._cleaner.join()
+
+    def _remove_old(self) -> None:
+        # Not while the replicas start: shutil's import and the removal took 10 ms of CPU
+        # (eight disks), which the replicas' own start on a busy machine would wait for.
+        self._go.wait(CLEAN_AFTER)
+        import shutil
+
+        assert self._old is not None
+        shutil.rmtree(self._old, ignore_errors=True)
 
     def prepare(self, name: str, run: int) -> Disk:
         """A new, empty disk for run `run` of replica `name`, its working folder linked."""
@@ -129,6 +149,21 @@ class Disks:
         os.makedirs(os.path.dirname(folder), exist_ok=True)
         for path in (folder, disk.work, disk.home, disk.tmp):
             os.mkdir(path)
+        links = self._made_links()
         for entry, target in self._entries:  # a new folder: nothing is in the way
-            os.symlink(target, os.path.join(disk.work, entry))
+            try:
+                os.link(os.path.join(links, entry), os.path.join(disk.work, entry),
+                        follow_symlinks=False)  # fmt: skip
+            except OSError:  # a file system without hard links
+                os.symlink(target, os.path.join(disk.work, entry))
         return disk
+
+    def _made_links(self) -> str:
+        """LINKS_FOLDER, its links made at the first call."""
+        if self._links is None:
+            links = os.path.join(self.root, LINKS_FOLDER)
+            os.makedirs(links)  # the root was moved aside: a new folder
+            for entry, target in self._entries:
+                os.symlink(target, os.path.join(links, entry))
+            self._links = links
+        return self._links

@@ -77,6 +77,10 @@ SUCCESS_GRACE_SECONDS = 1.0
 IMMEDIATE_SECONDS = 1.0
 # The first lines of each run are kept for the verdict: where it started (`resume`).
 HEAD_LINES = 200
+# vtrain's notes (the job's header) wait this long after the replicas' start, unless a
+# replica prints first: writing them compiles the redaction patterns, milliseconds of CPU
+# that the replicas, all starting at once, would otherwise wait for.
+NOTES_AFTER_SECONDS = 0.25
 PROBE_FOLDER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "probe")
 
 
@@ -247,6 +251,8 @@ class _Supervisor:
         self._evidence: Evidence | None = None
         self._disks: Disks | None = None
         self._finished = False
+        self._notes_at: float | None = None
+        """When the held notes are written, unless something is written before."""
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_r, False)
         os.set_blocking(self._wake_w, False)
@@ -270,18 +276,18 @@ class _Supervisor:
             ) from None
         self._sel.register(self._keeper.fileno(), selectors.EVENT_READ, "keeper")
         sampler = Sampler(self._leaders) if evidence is not None else None
-        if disks is not None:
-            disks.clean()
         restore = self._catch_signals()
         try:
             self._t0 = time.monotonic()
             try:
                 self._start(*self._slots.values())
                 # Once the replicas have started: what follows is not theirs to wait for. The
-                # thread comes after the keeper's fork too: a fork copies no thread.
-                self._out.release()
+                # threads come after the keeper's fork too: a fork copies no thread.
+                self._notes_at = time.monotonic() + NOTES_AFTER_SECONDS
                 if sampler is not None:
                     sampler.start()
+                if disks is not None:
+                    disks.clean()
                 while not self._finished:
                     self._step()
             except KeeperGone as e:
@@ -377,7 +383,7 @@ class _Supervisor:
             times.append(self._t0 + self._pending_kills[0].seconds)
         if self._plan.timeout is not None and self._outcome is None:
             times.append(self._t0 + self._plan.timeout)
-        for deadline in (self._stop_deadline, self._success_deadline):
+        for deadline in (self._stop_deadline, self._success_deadline, self._notes_at):
             if deadline is not None:
                 times.append(deadline)
         if not self._stopping:
@@ -389,13 +395,11 @@ class _Supervisor:
     def _start(self, *slots: _Slot) -> None:
         assert self._keeper is not None
         starts = []
+        # One copy for all: os.environ decodes every name and value at each look.
+        environ = dict(self._environ)
         for slot in slots:
             env = replica_env(
-                self._plan,
-                self._replicas,
-                slot.replica,
-                restarts=slot.restarts,
-                environ=self._environ,
+                self._plan, self._replicas, slot.replica, restarts=slot.restarts, environ=environ
             )
             self._serving.forget(slot.name)
             self._quiet.restarted(slot.name)
@@ -673,6 +677,9 @@ class _Supervisor:
         self._start(*self._slots.values())
 
     def _on_deadlines(self, now: float) -> None:
+        if self._notes_at is not None and now >= self._notes_at:
+            self._notes_at = None
+            self._out.release()
         if self._success_deadline is not None and now >= self._success_deadline:
             self._stop_after_success()
         while self._pending_kills and self._t0 + self._pending_kills[0].seconds <= now:

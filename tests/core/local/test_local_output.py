@@ -86,3 +86,32 @@ def test_summary_table() -> None:
         "ps-0      0         SIGKILL            12.3 s",
         "job failed (exit status 3): worker-0 exited with 3 after 5 restarts",
     ]
+
+
+class _SeesReplica(io.StringIO):
+    """A terminal that notes, for the job's header, whether the replica had ended by then."""
+
+    def __init__(self, ended: Path) -> None:
+        super().__init__()
+        self.ended = ended
+        self.header_before_the_end: bool | None = None
+
+    def write(self, text: str) -> int:
+        if self.header_before_the_end is None and "vtrain  | job " in text:
+            self.header_before_the_end = not self.ended.exists()
+        return super().write(text)
+
+
+def test_a_silent_job_shows_its_header_soon_after_its_start_not_at_its_end(
+    tmp_path: Path,
+) -> None:
+    import sys
+
+    from vtrain.local import Plan, run_job
+
+    ended = tmp_path / "ended"
+    script = f"import time; time.sleep(3); open({str(ended)!r}, 'w').close()"
+    stream = _SeesReplica(ended)
+    plan = Plan.from_options([sys.executable, "-c", script], output_dir=str(tmp_path / "out"))
+    assert run_job(plan, stream=stream).status == 0, stream.getvalue()
+    assert stream.header_before_the_end is True, stream.getvalue()

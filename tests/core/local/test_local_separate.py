@@ -93,6 +93,39 @@ def test_a_disk_sees_the_code_and_lists_only_what_its_run_wrote(tmp_path: Path) 
                    "PYTHONUSERBASE": "/home/me/.local"}  # fmt: skip
 
 
+@pytest.mark.parametrize("hard_links", [True, False], ids=["hard links", "no hard links"])
+def test_what_a_replica_does_to_its_working_folder_stays_in_it(
+    tmp_path: Path, hard_links: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = tmp_path / "project"
+    (project / "pkg").mkdir(parents=True)
+    (project / "train.py").write_text("print('hi')\n")
+    (project / "notes.txt").write_text("n")
+    if not hard_links:  # a file system without them: each folder gets links of its own
+
+        def refused(*args: object, **kwargs: object) -> None:
+            raise PermissionError(1, "Operation not permitted")
+
+        monkeypatch.setattr(os, "link", refused)
+    disks = Disks(str(tmp_path / "disks"), str(project))
+    one, two = (Path(disks.prepare(name, 0).work) for name in ("worker-0", "worker-1"))
+    for work in (one, two):
+        assert sorted(os.listdir(work)) == ["notes.txt", "pkg", "train.py"]
+        assert all(os.readlink(work / e) == str(project / e) for e in os.listdir(work))
+    # One replica removes an entry, replaces another with its own file, writes a third.
+    (one / "train.py").unlink()
+    (one / "notes.txt").unlink()
+    (one / "notes.txt").write_text("mine")
+    (one / "new.txt").write_text("x")
+    assert sorted(os.listdir(two)) == ["notes.txt", "pkg", "train.py"]
+    assert (two / "train.py").read_text() == "print('hi')\n"
+    assert (two / "notes.txt").read_text() == "n" == (project / "notes.txt").read_text()
+    # A later disk (a restart) still sees the project as it is.
+    three = Path(disks.prepare("worker-0", 1).work)
+    assert sorted(os.listdir(three)) == ["notes.txt", "pkg", "train.py"]
+    assert (three / "train.py").read_text() == "print('hi')\n"
+
+
 WHERE = (
     "import json, os, tempfile; print('where ' + json.dumps([os.getcwd(), os.environ['HOME'], "
     "tempfile.gettempdir(), os.environ['MASTER_ADDR']]))"
@@ -152,3 +185,24 @@ def test_an_output_dir_used_again_keeps_no_earlier_job_s_disks(tmp_path: Path) -
         stream = io.StringIO()
         assert run_job(plan, stream=stream).status == 0, stream.getvalue()
         assert sorted(p.name for p in job.glob("disks*")) == ["disks"]
+
+
+SEES_OLD_DISKS = (
+    "import glob, os, time; pattern = os.environ['VTRAIN_OUTPUT_DIR'] + '/disks.old-*'; "
+    "at_start = glob.glob(pattern); time.sleep({wait}); print('old disks', len(at_start), "
+    "len(glob.glob(pattern)))"
+)
+
+
+def test_the_last_job_s_disks_go_once_the_replicas_have_started(tmp_path: Path) -> None:
+    from vtrain.local.disks import CLEAN_AFTER
+
+    job = tmp_path / "job"
+    command = ["-c", SEES_OLD_DISKS.format(wait=CLEAN_AFTER + 1.5)]
+    for _ in range(2):
+        plan = Plan.from_options([sys.executable, *command], output_dir=str(job))
+        stream = io.StringIO()
+        assert run_job(plan, stream=stream).status == 0, stream.getvalue()
+    # The second job's replica found the first job's disks moved aside, not yet removed
+    # (their removal waits for the replicas' start), and gone CLEAN_AFTER seconds later.
+    assert "old disks 1 0" in stream.getvalue(), stream.getvalue()
