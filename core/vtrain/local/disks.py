@@ -83,20 +83,53 @@ class Disk(Frozen):
         return sorted(found)
 
 
+_OLD = ".old-"  # <root>.old-<pid>[+…]: the last job's disks, moved aside by vtrain <pid>
+
+
+def _abandoned(root: str) -> list[str]:
+    """The `<root>.old-<pid>` folders whose vtrain is gone: killed before it removed them."""
+    parent, prefix = os.path.split(root)
+    prefix += _OLD
+    found: list[str] = []
+    try:
+        names = os.listdir(parent or ".")
+    except OSError:
+        return found
+    for name in names:
+        pid = name[len(prefix) :].rstrip("+") if name.startswith(prefix) else ""
+        if pid.isdigit() and (int(pid) == os.getpid() or not _alive(int(pid))):
+            found.append(os.path.join(parent, name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
 class Disks:
     """The replicas' disks under `root`, whose working folders see the entries of `project`."""
 
     def __init__(self, root: str, project: str) -> None:
         self.root = root
         self._project = project
-        self._old: str | None = None
         self._cleaner: threading.Thread | None = None
         self._go = threading.Event()
+        # The disks of a vtrain killed before it removed the last job's: they go too.
+        self._old = _abandoned(root)
         if os.path.lexists(root):
             # An --output-dir used before: its disks move aside at once (a new machine is
             # empty), and go while the job runs (`clean`), not while its replicas start.
-            self._old = f"{root}.old-{os.getpid()}"
-            os.rename(root, self._old)
+            aside = f"{root}{_OLD}{os.getpid()}"
+            while os.path.lexists(aside):  # left by an earlier vtrain of this pid: collected
+                aside += "+"
+            os.rename(root, aside)
+            self._old.append(aside)
         real_root = os.path.realpath(root)
         entries = []
         with os.scandir(project) as it:
@@ -113,7 +146,7 @@ class Disks:
     def clean(self) -> None:
         """Remove the previous job's disks in a thread, CLEAN_AFTER seconds from now or at
         `close`, whichever comes first (start it after any fork, and after the replicas)."""
-        if self._old is not None and self._cleaner is None:
+        if self._old and self._cleaner is None:
             self._cleaner = threading.Thread(target=self._remove_old, daemon=True)
             self._cleaner.start()
 
@@ -130,8 +163,8 @@ class Disks:
         self._go.wait(CLEAN_AFTER)
         import shutil
 
-        assert self._old is not None
-        shutil.rmtree(self._old, ignore_errors=True)
+        for folder in self._old:
+            shutil.rmtree(folder, ignore_errors=True)
 
     def prepare(self, name: str, run: int) -> Disk:
         """A new, empty disk for run `run` of replica `name`, its working folder linked."""

@@ -177,14 +177,22 @@ def test_each_run_gets_a_new_disk_and_its_own_address(tmp_path: Path, mark: str)
 
 def test_an_output_dir_used_again_keeps_no_earlier_job_s_disks(tmp_path: Path) -> None:
     # Each job moves the last one's disks aside and removes them; a --shared-disk job too,
-    # which keeps only its runs' records there (it once left `disks.old-PID` behind).
+    # which keeps only its runs' records there (it once left `disks.old-PID` behind). The
+    # disks a killed vtrain had moved aside go too; a live vtrain's stay.
     job = tmp_path / "job"
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    for pid in (gone.pid, os.getpid()):
+        (job / f"disks.old-{pid}" / "worker-0" / "run-0").mkdir(parents=True)
+    (job / "disks").mkdir()  # this process's own aside name is taken: another is found
+    living = job / f"disks.old-{os.getppid()}"
+    living.mkdir()
     for shared_disk in (False, True, False, True):
         plan = Plan.from_options([sys.executable, "-c", "pass"], workers=1, output_dir=str(job),
                                  shared_disk=shared_disk)  # fmt: skip
         stream = io.StringIO()
         assert run_job(plan, stream=stream).status == 0, stream.getvalue()
-        assert sorted(p.name for p in job.glob("disks*")) == ["disks"]
+        assert sorted(p.name for p in job.glob("disks*")) == ["disks", living.name]
 
 
 SEES_OLD_DISKS = (
