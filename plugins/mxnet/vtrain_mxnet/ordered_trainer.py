@@ -11,7 +11,8 @@ apart (seen in about 1 run in 6 with 2 workers and 2 servers). Waiting for the
 broadcast restores the order the kvstore relies on; it costs one wait per
 parameter, once. `_init_params` is the hook `step()` calls for that broadcast (see
 vtrain_mxnet.internals). Its `step()` also counts the steps to the workers' next
-agreement on whether one of them got SIGTERM (vtrain_mxnet.preemption). Importing this module imports MXNet.
+agreement on whether one of them got SIGTERM (vtrain_mxnet.preemption). Importing
+this module imports MXNet.
 """
 
 from __future__ import annotations

@@ -60,7 +60,8 @@ def steps_per_check(seconds_per_step: float) -> int:
     """Steps to the next sum of the flags, for steps of this many seconds (the workers' mean)."""
     if not seconds_per_step > 0:  # NaN too: the first check, or a clock that did not move
         return 1
-    return max(1, min(MAX_STEPS_PER_CHECK, int(CHECK_SECONDS / seconds_per_step)))
+    # The ratio before int(): a step of a few nanoseconds would make it infinite.
+    return max(1, int(min(MAX_STEPS_PER_CHECK, CHECK_SECONDS / seconds_per_step)))
 
 
 class AgreedSigterm:
