@@ -20,7 +20,6 @@ from vtrain.data.saved_position import POSITION_FILE, read_position
 from vtrain_mxnet.data import (
     MORE_KEY,
     RecordIter,
-    WorkersLeft,
     check_count,
     epochs_of,
     workers_with_records,
@@ -149,17 +148,6 @@ def test_the_workers_sum_their_flags_once_keyed_and_a_server_optimizer_is_refuse
     with pytest.raises(UsageError, match=r"changed the sum .* \(got 3\.0\); expected a whole "
                        r"count from 1 to 2"):  # fmt: skip
         check_count(3.0, True, 2)
-
-
-def test_a_worker_with_a_batch_steps_without_waiting_for_the_count_and_checks_it_next() -> None:
-    left = WorkersLeft(mx.kv.create("local"), 1)
-    assert [left(True), left(True), left(False), left(False)] == [1, 1, 0, 0]
-    with_optimizer = mx.kv.create("local")
-    with_optimizer.set_optimizer(mx.optimizer.SGD(learning_rate=0.1))
-    left = WorkersLeft(with_optimizer, 1)
-    assert left(True) == 1  # not read yet: this worker steps whatever the others have
-    with pytest.raises(UsageError, match=r"changed the sum .*update_on_kvstore=True"):
-        left(True)  # read before the next push, and refused there
 
 
 def test_dist_sync_killed_on_3_workers_resumes_on_2_and_trains_each_record_once(

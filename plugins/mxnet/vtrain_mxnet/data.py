@@ -11,8 +11,7 @@ workers deals what is left unevenly. So a stream's iterator asks, before each
 batch, how many workers still have records (`workers_with_records`): the epoch
 ends when none has; a worker whose share ran out first gets batches of padding
 alone (`pad == batch_size`) while the others read on. No record is dropped to
-even the shares out, and none is read twice. A worker that has a batch needs no
-answer to step, so it reads the count only at its next ask (`WorkersLeft`).
+even the shares out, and none is read twice.
 """
 
 from __future__ import annotations
@@ -98,11 +97,6 @@ def workers_with_records(kvstore: Any, have: bool, world_size: int) -> int:
     A collective under dist_sync: every worker asks as often as the others. The first
     ask initialises MORE_KEY (an init waits at ps-lite's barrier for every worker).
     """
-    return check_count(float(_summed(kvstore, have).asscalar()), have, world_size)
-
-
-def _summed(kvstore: Any, have: bool) -> Any:
-    """The sum of every worker's flag, pulled: an NDArray, read when it is needed."""
     if kvstore not in _KEYED:
         kvstore.init(MORE_KEY, mx.nd.zeros((1,)))
         _KEYED.add(kvstore)
@@ -113,34 +107,7 @@ def _summed(kvstore: Any, have: bool) -> Any:
     total = mx.nd.zeros((1,))
     kvstore.push(MORE_KEY, mine)
     kvstore.pull(MORE_KEY, out=total)
-    return total
-
-
-class WorkersLeft:
-    """`workers_with_records` before each batch, read only when this worker has none.
-
-    A worker with a batch steps whatever the others have, so its sum is read at its
-    next ask, long arrived (and checked then). Reading it at once held every step
-    for a round trip through the servers before the step could start.
-    """
-
-    def __init__(self, kvstore: Any, world_size: int) -> None:
-        self._kvstore = kvstore
-        self._world_size = world_size
-        self._pending: tuple[Any, bool] | None = None
-
-    def __call__(self, have: bool) -> int:
-        """How many workers have a batch (this one among them when `have`); when `have`, a
-        lower bound: 1."""
-        if self._pending is not None:  # before the next push, as `_summed` requires
-            total, had = self._pending
-            self._pending = None
-            check_count(float(total.asscalar()), had, self._world_size)
-        total = _summed(self._kvstore, have)
-        if have:
-            self._pending = (total, have)
-            return 1
-        return check_count(float(total.asscalar()), have, self._world_size)
+    return check_count(float(total.asscalar()), have, world_size)
 
 
 def check_count(total: float, have: bool, world_size: int) -> int:

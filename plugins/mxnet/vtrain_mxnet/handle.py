@@ -169,12 +169,14 @@ class MXNetHandle(Handle):
         on the real rows only (the first `batch_size - batch.pad`; none: a zero loss)
         and call `trainer.step` for every batch, since the others wait for its push.
         """
+        from functools import partial
+
         from vtrain_mxnet.data import (
             RecordIter,
-            WorkersLeft,
             check_batching,
             check_columns,
             epochs_of,
+            workers_with_records,
         )
 
         check_columns(data, label)
@@ -184,7 +186,7 @@ class MXNetHandle(Handle):
         if kvstore is not None and self.kvstore_type != "dist_async" and world_size > 1:
             # Not dist_async: its servers run the optimizer, which would change the summed
             # flags, and no push waits for the other workers (a save with data= still does).
-            workers_left = WorkersLeft(kvstore, world_size)
+            workers_left = partial(workers_with_records, kvstore, world_size=world_size)
         return RecordIter(epochs_of(stream), data=data, label=label, batch_size=batch_size,
                           last_batch=last_batch, workers_left=workers_left)  # fmt: skip
 
