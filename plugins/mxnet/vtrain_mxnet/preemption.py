@@ -5,15 +5,15 @@ Under dist_sync every step pushes and pulls every gradient, so a worker that
 left alone would stall the others in their next push, and a worker leaving at
 a save would hang the others at close()'s barrier. So the handle's trainer
 catches SIGTERM as a flag (vtrain's `PreemptionHandler`, whose deadline still
-exits 143 before SIGKILL if the loop never saves), and after every
-`trainer.step` the workers sum their flags through the kvstore (on PREEMPT_KEY,
-as the stream iterator sums its records-left flags): every worker learns after
-the same step that one of them got it. A sum is one more round trip through the
-servers, as long as a small model's whole step (0.80x the steps per second when
-done at every step, bench/setup_mxnet.py), so the workers sum every CHECK_SECONDS
-or so, not every step: with their flags they sum their seconds per step, and
-each sum, read by every worker at the next check, sets the same number of steps
-to the check after it on every worker. The next `save_checkpoint`
+exits 143 before SIGKILL if the loop never saves), and every CHECK_SECONDS or
+so, after a `trainer.step`, the workers sum their flags through the kvstore (on
+PREEMPT_KEY, as the stream iterator sums its records-left flags): every worker
+learns after the same step that one of them got it. Not after every step: a sum
+is one more round trip through the servers, as long as a small model's whole
+step (0.80x the steps per second, bench/setup_mxnet.py). With their flags the
+workers sum their seconds per step, and each sum, read by every worker at the
+next check, sets the same number of steps to the check after it on every
+worker. The next `save_checkpoint`
 is then the last: the leader commits it, every worker meets at the kvstore's
 barrier, and every process exits 143.
 
