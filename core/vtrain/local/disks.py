@@ -103,6 +103,7 @@ def _abandoned(root: str) -> list[str]:
 
 
 def _alive(pid: int) -> bool:
+    # Not vtrain.storage.owner.running: its imports cost more than the whole start of a job.
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -142,6 +143,7 @@ class Disks:
                 entries.append((entry.name, target))
         self._entries = sorted(entries)
         self._links: str | None = None  # LINKS_FOLDER, once made
+        self._hard_links = True  # until the file system refuses one
 
     def clean(self) -> None:
         """Remove the previous job's disks in a thread, CLEAN_AFTER seconds from now or at
@@ -184,11 +186,14 @@ class Disks:
             os.mkdir(path)
         links = self._made_links()
         for entry, target in self._entries:  # a new folder: nothing is in the way
-            try:
-                os.link(os.path.join(links, entry), os.path.join(disk.work, entry),
-                        follow_symlinks=False)  # fmt: skip
-            except OSError:  # a file system without hard links
-                os.symlink(target, os.path.join(disk.work, entry))
+            path = os.path.join(disk.work, entry)
+            if self._hard_links:
+                try:
+                    os.link(os.path.join(links, entry), path, follow_symlinks=False)
+                    continue
+                except OSError:  # a file system without hard links: not asked again
+                    self._hard_links = False
+            os.symlink(target, path)
         return disk
 
     def _made_links(self) -> str:

@@ -76,8 +76,9 @@ class AgreedSigterm:
         self._keyed = False
         self._total: Any = None
         """The last check's sum, [flags, seconds per step], pulled and not yet read."""
-        self._countdown = 1  # steps to the next check: the first step checks
-        self._since = (time.monotonic(), 0)  # the last check's time, and steps since then
+        self._interval = 1  # steps from the last check to the next: the first step checks
+        self._countdown = 1  # of those, the steps left
+        self._checked_at = time.monotonic()
         self.agreed = False
         """True on every worker after the same step once any of them got SIGTERM."""
         self._handler: PreemptionHandler | None = None
@@ -105,13 +106,11 @@ class AgreedSigterm:
         if kvstore is None:
             self.agreed = self.requested
             return self.agreed
-        import mxnet as mx
-
-        since, steps = self._since
-        self._since = (since, steps + 1)
-        self._countdown -= 1
+        self._countdown -= 1  # the only work of most steps
         if self._countdown > 0:
             return False
+        import mxnet as mx
+
         if not self._keyed:
             if not states_are_local(trainer):
                 # update_on_kvstore=True: the servers would run the optimizer on the flags
@@ -121,7 +120,7 @@ class AgreedSigterm:
                 return False
             kvstore.init(PREEMPT_KEY, mx.nd.zeros((2,)))  # waits for every worker: once
             self._keyed = True
-        self._countdown = 1
+        steps, self._interval = self._interval, 1
         if self._total is not None:
             # Read before the next push: MXNet does not order two pushes of one key (see
             # vtrain_mxnet.data.workers_with_records). Every worker reads the same sum
@@ -131,10 +130,10 @@ class AgreedSigterm:
             if flags > 0:
                 self.agreed = True
                 return True  # no worker pushes again: none waits for a missing flag
-            self._countdown = steps_per_check(seconds / self._world_size)
+            self._interval = steps_per_check(seconds / self._world_size)
+        self._countdown = self._interval
         now = time.monotonic()
-        per_step = (now - since) / (steps + 1)
-        self._since = (now, 0)
+        per_step, self._checked_at = (now - self._checked_at) / steps, now
         # Fresh arrays at each check; the sum is read at the next one, long arrived by then.
         mine = mx.nd.array([1.0 if self.requested else 0.0, per_step])
         self._total = mx.nd.zeros((2,))

@@ -112,6 +112,9 @@ def test_what_a_replica_does_to_its_working_folder_stays_in_it(
     for work in (one, two):
         assert sorted(os.listdir(work)) == ["notes.txt", "pkg", "train.py"]
         assert all(os.readlink(work / e) == str(project / e) for e in os.listdir(work))
+    # With hard links both folders name the job's one link: one inode, not one each.
+    same = os.lstat(one / "pkg").st_ino == os.lstat(two / "pkg").st_ino
+    assert same is hard_links
     # One replica removes an entry, replaces another with its own file, writes a third.
     (one / "train.py").unlink()
     (one / "notes.txt").unlink()
