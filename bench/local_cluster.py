@@ -21,6 +21,11 @@ both as the median of the rounds' own ratios and as the ratio of the medians
 Each job also runs under `vtrain local run --shared-disk`: separate disks and addresses
 (issue 28) must keep start -> chief exit within 1.1x of the shared-disk rehearsal's.
 
+Each launcher reruns each job in an --output-dir of its own, as a person rerunning a
+rehearsal does: vtrain keeps the disks its last run left as it made them. With --fresh,
+every run gets a new --output-dir instead, as `vtrain local run` without one does (its
+default folder is named for the job): every folder, log and disk is made anew.
+
 Targets (issue 31): start -> chief exit at most 1.2x the hand-written launcher's;
 the serving job's teardown within 100 ms; the training job's within the time its
 other replicas take to finish after the chief + 50 ms.
@@ -165,6 +170,9 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--finish", type=float, default=0.2, help="the trainers' last step, s")
     parser.add_argument("--json", metavar="FILE", help="also write every measurement here")
+    parser.add_argument(
+        "--fresh", action="store_true", help="a new --output-dir for every run (see above)"
+    )
     args = parser.parse_args()
 
     # Byte-compile vtrain as a wheel install does; without it (PYTHONDONTWRITEBYTECODE) every
@@ -185,12 +193,15 @@ def main() -> None:
             for mode in modes:
                 # Alternate who goes first: a round's second run finds a warmer machine.
                 for name in launchers if run % 2 == 0 else launchers[::-1]:
-                    cmd = command(name, mode, args, stamps, os.path.join(tmp, "out"))
+                    # The launcher's own folder for this job; with --fresh, one per run.
+                    out = f"out-{launchers.index(name)}-{mode}" + (f"-{run}" if args.fresh else "")
+                    cmd = command(name, mode, args, stamps, os.path.join(tmp, out))
                     found[mode][name].append(measure(cmd, stamps))
 
+    where = "a new --output-dir each run" if args.fresh else "each job rerun in one --output-dir"
     print(
         f"{args.replicas} replicas, {args.runs} interleaved runs, {os.cpu_count()} cores, "
-        f"load average {load:.2f} before the runs"
+        f"load average {load:.2f} before the runs, {where}"
     )
     for mode in modes:
         what = "trainers finish" if mode == "train" else "servers are stopped"

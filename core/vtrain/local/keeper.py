@@ -45,7 +45,7 @@ from vtrain.local.serving import ServingFiles
 # `typing` costs milliseconds at start-up; the names are for the type checker only.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Iterable, Mapping, Sequence
     from typing import Any
 
 _HEADER = struct.Struct("!I")
@@ -105,30 +105,43 @@ class Keeper:
         return self._sock.fileno()
 
     def spawn(
-        self, starts: Sequence[tuple[Sequence[str], Mapping[str, str], int, str | None]]
+        self, starts: Iterable[tuple[Sequence[str], Mapping[str, str], int, str | None]]
     ) -> list[int | OSError]:
         """Start each (command, env, output pipe, working folder or None for ours); for each,
         its pid or why it could not start.
 
         A replica leads a session and process group of its own, with exactly `env`,
-        in its working folder, and its stdout and stderr on the pipe. They go in one
-        message, and the keeper starts them back to back, as a loop of `subprocess.Popen`
-        would: a request and an answer each would wait on the scheduler, among replicas
-        that start.
+        in its working folder, and its stdout and stderr on the pipe. Each start is sent
+        as soon as `starts` gives it, and the answers are read after the last: the keeper
+        starts the first replica on the other core while vtrain prepares the next one's
+        disk and environment. When `starts` fails part way, the replicas already started
+        are killed, and its error is raised.
         """
-        batches = [starts[i : i + _MAX_FDS] for i in range(0, len(starts), _MAX_FDS)]
-        for batch in batches:
-            requests = [(list(command), dict(env), cwd) for command, env, _, cwd in batch]
-            self._send(("spawn", requests), [output for _, _, output, _ in batch])
-        started: list[int | OSError] = []
-        for batch in batches:
+        sent: list[str] = []  # the program of each start sent
+        try:
+            for command, env, output, cwd in starts:
+                self._send(("spawn", [(list(command), dict(env), cwd)]), [output])
+                sent.append(command[0])
+        except BaseException:
+            with contextlib.suppress(KeeperGone):
+                for pid in self._started(len(sent)):
+                    if pid > 0:
+                        self.signal(pid, signal.SIGKILL)
+            raise
+        return [
+            # A negative number is the errno of a start that failed.
+            OSError(-pid, os.strerror(-pid), program) if pid < 0 else pid
+            for program, pid in zip(sent, self._started(len(sent)), strict=True)
+        ]
+
+    def _started(self, count: int) -> list[int]:
+        """The keeper's answers to the next `count` starts: a pid each, or minus an errno."""
+        pids: list[int] = []
+        while len(pids) < count:
             while not self._replies:
                 self.receive()
-            _, pids = self._replies.pop(0)
-            for (command, _, _, _), pid in zip(batch, pids, strict=True):
-                # A negative number is the errno of a start that failed.
-                started.append(OSError(-pid, os.strerror(-pid), command[0]) if pid < 0 else pid)
-        return started
+            pids.extend(self._replies.pop(0)[1])
+        return pids
 
     def signal(self, pid: int, sig: int) -> None:
         """Send `sig` to the process group of replica `pid`, unless it has been reaped."""

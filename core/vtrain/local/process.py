@@ -11,7 +11,7 @@ belongs to whoever reads it.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from vtrain.errors import LaunchError
 from vtrain.local.keeper import Keeper
@@ -34,18 +34,21 @@ class ReplicaProcess:
     def start(
         cls,
         keeper: Keeper,
-        starts: Sequence[tuple[str, Sequence[str], Mapping[str, str], str | None]],
+        starts: Iterable[tuple[str, Sequence[str], Mapping[str, str], str | None]],
     ) -> list[ReplicaProcess | LaunchError]:
-        """Start each (name, command, env, working folder or None), in a session of its own;
-        each one's process or error."""
-        pipes = [os.pipe() for _ in starts]
+        """Start each (name, command, env, working folder or None), in a session of its own,
+        as `starts` gives it; each one's process or error."""
+        given: list[tuple[str, Sequence[str]]] = []
+        pipes: list[tuple[int, int]] = []
+
+        def requests() -> Iterator[tuple[Sequence[str], Mapping[str, str], int, str | None]]:
+            for name, command, env, cwd in starts:
+                given.append((name, command))
+                pipes.append(os.pipe())
+                yield command, env, pipes[-1][1], cwd
+
         try:
-            started = keeper.spawn(
-                [
-                    (command, env, w, cwd)
-                    for (_, command, env, cwd), (_, w) in zip(starts, pipes, strict=True)
-                ]
-            )
+            started = keeper.spawn(requests())
         except BaseException:
             for r, _ in pipes:
                 os.close(r)
@@ -54,7 +57,7 @@ class ReplicaProcess:
             for _, w in pipes:
                 os.close(w)
         found: list[ReplicaProcess | LaunchError] = []
-        for (name, command, _, _), (read_end, _), pid in zip(starts, pipes, started, strict=True):
+        for (name, command), (read_end, _), pid in zip(given, pipes, started, strict=True):
             if isinstance(pid, OSError):
                 os.close(read_end)
                 # The plan found the program; a start that fails anyway is most often a limit.

@@ -23,7 +23,7 @@ import signal
 import sys
 import time
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from vtrain.cluster.roles import CHIEF
 from vtrain.context import output_dirs
@@ -103,7 +103,9 @@ def run_job(
             output = Output(
                 [r.name for r in replicas], plan.trial_dir, stream or sys.stdout, colour=colour
             )
-            disks = Disks(os.path.join(plan.trial_dir, DISKS_FOLDER), os.getcwd())
+            disks = Disks(
+                os.path.join(plan.trial_dir, DISKS_FOLDER), os.getcwd(), reuse=not plan.shared_disk
+            )
         except OSError as e:
             if e.errno in OUT_OF_DESCRIPTORS:  # the limit, not the folder: say so
                 raise LaunchError(
@@ -394,7 +396,28 @@ class _Supervisor:
 
     def _start(self, *slots: _Slot) -> None:
         assert self._keeper is not None
-        starts = []
+        failed: LaunchError | None = None
+        # Each replica is sent to the keeper as soon as it is prepared: see Keeper.spawn.
+        started = ReplicaProcess.start(self._keeper, self._prepared(slots))
+        for slot, proc in zip(slots, started, strict=True):
+            if isinstance(proc, LaunchError):
+                failed = failed or proc
+                continue
+            stream = _Stream(proc.output, slot.name)
+            self._streams.add(stream)
+            self._sel.register(proc.output, selectors.EVENT_READ, stream)
+            slot.proc, slot.stream, slot.injected, slot.stopped = proc, stream, False, False
+            slot.exit_code, slot.started = None, time.monotonic()
+            if slot.first_start is None:
+                slot.first_start = time.monotonic()
+        if failed is not None:
+            raise failed
+
+    def _prepared(
+        self, slots: Sequence[_Slot]
+    ) -> Iterator[tuple[str, Sequence[str], dict[str, str], str | None]]:
+        """(name, command, env, working folder) of each slot's next run, prepared as it is
+        asked for."""
         # One copy for all: os.environ decodes every name and value at each look.
         environ = dict(self._environ)
         for slot in slots:
@@ -414,21 +437,7 @@ class _Supervisor:
                     expected="a folder this user can write (or --shared-disk)",
                     hint=hint_for(e),
                 ) from None
-            starts.append((slot.name, self._plan.command_of(slot.replica.role), env, cwd))
-        failed: LaunchError | None = None
-        for slot, proc in zip(slots, ReplicaProcess.start(self._keeper, starts), strict=True):
-            if isinstance(proc, LaunchError):
-                failed = failed or proc
-                continue
-            stream = _Stream(proc.output, slot.name)
-            self._streams.add(stream)
-            self._sel.register(proc.output, selectors.EVENT_READ, stream)
-            slot.proc, slot.stream, slot.injected, slot.stopped = proc, stream, False, False
-            slot.exit_code, slot.started = None, time.monotonic()
-            if slot.first_start is None:
-                slot.first_start = time.monotonic()
-        if failed is not None:
-            raise failed
+            yield slot.name, self._plan.command_of(slot.replica.role), env, cwd
 
     def _read(self, stream: _Stream) -> bool:
         """Read one chunk; False once nothing more is there now (or ever)."""

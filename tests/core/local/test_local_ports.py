@@ -14,7 +14,18 @@ from vtrain.local import ports as ports_module
 from vtrain.local import reserve_ports
 
 
-def test_ports_are_distinct_bindable_and_below_the_ephemeral_range(tmp_path: Path) -> None:
+@pytest.fixture(autouse=True, params=["abstract sockets", "lock files"])
+def locks(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> bool:
+    """Each test runs with both kinds of lock: Linux's abstract sockets, and the files used
+    elsewhere. True for abstract sockets."""
+    abstract = request.param == "abstract sockets"
+    monkeypatch.setattr(ports_module, "ABSTRACT", abstract)
+    return abstract
+
+
+def test_ports_are_distinct_bindable_and_below_the_ephemeral_range(
+    tmp_path: Path, locks: bool
+) -> None:
     low, high = ports_module.candidate_range()
     with reserve_ports(8, folder=str(tmp_path)) as ports:
         assert len(set(ports)) == 8
@@ -22,7 +33,8 @@ def test_ports_are_distinct_bindable_and_below_the_ephemeral_range(tmp_path: Pat
         for port in ports:
             with socket.socket() as s:
                 s.bind(("127.0.0.1", port))
-        assert sorted(p.name for p in tmp_path.iterdir()) == sorted(f"{p}.lock" for p in ports)
+        files = sorted(p.name for p in tmp_path.iterdir())
+        assert files == ([] if locks else sorted(f"{p}.lock" for p in ports))
     assert list(tmp_path.iterdir()) == []  # released ports leave no lock files behind
 
 
@@ -39,7 +51,7 @@ def test_nested_runs_never_share_a_port(tmp_path: Path, monkeypatch: pytest.Monk
 
 
 def test_a_port_locked_by_another_process_is_skipped(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, locks: bool
 ) -> None:
     base = _free_block(2)
     monkeypatch.setattr(ports_module, "candidate_range", lambda: (base, base + 2))
@@ -49,6 +61,7 @@ def test_a_port_locked_by_another_process_is_skipped(
             "-c",
             "import time; from vtrain.local import ports\n"
             f"ports.candidate_range = lambda: ({base}, {base + 2})\n"
+            f"ports.ABSTRACT = {locks}\n"
             f"with ports.reserve_ports(1, folder={str(tmp_path)!r}) as p:\n"
             "    print(p[0], flush=True); time.sleep(60)",
         ],
@@ -60,9 +73,26 @@ def test_a_port_locked_by_another_process_is_skipped(
         held = int(holder.stdout.readline())
         with reserve_ports(1, folder=str(tmp_path)) as mine:
             assert mine == (base + 1 if held == base else base,)
+        holder.kill()  # a SIGKILL: the lock goes with its process
+        holder.wait()
+        with reserve_ports(2, folder=str(tmp_path)) as both:
+            assert sorted(both) == [base, base + 1]
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_a_lock_is_per_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    base = _free_block(1)
+    monkeypatch.setattr(ports_module, "candidate_range", lambda: (base, base + 1))
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    # Another folder (another user's) has locks of its own.
+    with (
+        reserve_ports(1, folder=str(tmp_path / "a")) as first,
+        reserve_ports(1, folder=str(tmp_path / "b")) as second,
+    ):
+        assert first == second == (base,)
 
 
 def test_a_port_in_use_is_skipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

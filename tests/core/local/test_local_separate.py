@@ -10,6 +10,7 @@ import socket
 import struct
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -129,6 +130,99 @@ def test_what_a_replica_does_to_its_working_folder_stays_in_it(
     assert (three / "train.py").read_text() == "print('hi')\n"
 
 
+def _write_home(disk: Path) -> None:
+    (disk / "home" / ".cache").mkdir()
+
+
+def _write_tmp(disk: Path) -> None:
+    (disk / "tmp" / "scratch").write_text("x")
+
+
+def _write_work(disk: Path) -> None:
+    (disk / "work" / "ckpt.pt").write_bytes(b"w")
+
+
+def _remove_entry(disk: Path) -> None:
+    (disk / "work" / "train.py").unlink()
+
+
+def _replace_entry(disk: Path) -> None:  # the same names, one of them its own file now
+    (disk / "work" / "notes.txt").unlink()
+    (disk / "work" / "notes.txt").write_text("mine")
+
+
+def _relink_entry(disk: Path) -> None:  # the same names, one a link of its own to the same place
+    target = os.readlink(disk / "work" / "pkg")
+    (disk / "work" / "pkg").unlink()
+    (disk / "work" / "pkg").symlink_to(target)
+
+
+def _swap_home(disk: Path) -> None:  # HOME an empty folder still, but a link to another place
+    (disk / "home").rmdir()
+    (disk / "home").symlink_to(disk.parent)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [_write_home, _write_tmp, _write_work, _remove_entry, _replace_entry, _relink_entry,
+     _swap_home],
+)  # fmt: skip
+def test_a_used_output_dir_keeps_only_the_disks_left_as_made(
+    tmp_path: Path, change: Callable[[Path], None]
+) -> None:
+    # Each folder or link made is an inode, which costs up to half a millisecond of kernel
+    # time on a busy VM: a disk its run left as it was made serves the next job as it is.
+    project = tmp_path / "project"
+    (project / "pkg").mkdir(parents=True)
+    (project / "train.py").write_text("print('hi')\n")
+    (project / "notes.txt").write_text("n")
+    root = tmp_path / "job" / "disks"
+    first = Disks(str(root), str(project))
+    kept, changed = (Path(first.prepare(name, 0).folder) for name in ("worker-0", "worker-1"))
+    Path(first.prepare("worker-1", 1).folder)  # a restart
+    Path(first.prepare("worker-2", 0).folder)  # a replica the next job does not have
+    (root / "worker-0" / "run-0.record").write_text("bind\t127.0.0.2:1\n")
+    change(changed)
+    first.close()
+    kept_inode = os.stat(kept).st_ino
+
+    second = Disks(str(root), str(project))
+    again, fresh = (Path(second.prepare(name, 0).folder) for name in ("worker-0", "worker-1"))
+    assert os.stat(again).st_ino == kept_inode  # the same folder, not a copy
+    for disk in (again, fresh):
+        assert sorted(os.listdir(disk)) == ["home", "tmp", "work"]
+        assert not (disk / "home").is_symlink()
+        assert os.listdir(disk / "home") == os.listdir(disk / "tmp") == []
+        assert sorted(os.listdir(disk / "work")) == ["notes.txt", "pkg", "train.py"]
+        for entry in os.listdir(disk / "work"):  # the job's own links, hard-linked
+            assert os.readlink(disk / "work" / entry) == str(project / entry)
+            linked = os.lstat(disk / "work" / entry).st_ino
+            assert linked == os.lstat(root / ".links" / entry).st_ino
+    # The last job's restart, its records and its extra replica are not this job's.
+    assert sorted(os.listdir(root / "worker-0")) == ["run-0"]
+    assert sorted(os.listdir(root / "worker-1")) == ["run-0"]
+    second.clean()
+    second.close()
+    assert sorted(os.listdir(root)) == [".links", "worker-0", "worker-1"]
+    assert [p.name for p in root.parent.iterdir()] == ["disks"]  # the rest removed
+
+
+def test_a_changed_project_gets_new_disks_in_a_used_output_dir(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "train.py").write_text("print('hi')\n")
+    root = tmp_path / "job" / "disks"
+    first = Disks(str(root), str(project))
+    first.prepare("worker-0", 0)
+    first.close()
+    (project / "data.csv").write_text("1\n")
+    second = Disks(str(root), str(project))
+    work = Path(second.prepare("worker-0", 0).work)
+    assert sorted(os.listdir(work)) == ["data.csv", "train.py"]
+    second.close()
+    assert [p.name for p in root.parent.iterdir()] == ["disks"]
+
+
 WHERE = (
     "import json, os, tempfile; print('where ' + json.dumps([os.getcwd(), os.environ['HOME'], "
     "tempfile.gettempdir(), os.environ['MASTER_ADDR']]))"
@@ -202,7 +296,9 @@ SEES_OLD_DISKS = (
     "import glob, os, time; pattern = os.environ['VTRAIN_OUTPUT_DIR'] + '/disks.old-*'; "
     "at_start = len(glob.glob(pattern)); start = time.monotonic()\n"
     "while glob.glob(pattern) and time.monotonic() - start < 60: time.sleep(0.05)\n"
-    "print('old disks', at_start, len(glob.glob(pattern)))"
+    "print('old disks', at_start, len(glob.glob(pattern)))\n"
+    # Written on its disk: the next job cannot keep this disk, it must remove it.
+    "open(os.path.join(os.environ['TMPDIR'], 'scratch'), 'w').write('x')"
 )
 
 
