@@ -24,7 +24,7 @@ target cannot change in place.
 An --output-dir used again keeps the last job's links and each replica's
 ``run-0/`` that its run left as it found them: an empty HOME and TMPDIR, and a
 working folder that still names exactly the job's links. What a run changed,
-its other runs and its records move aside and are removed while the job runs.
+its other runs and their records move aside and are removed while the job runs.
 Every new folder or link is an inode, which on a busy VM cost from 50 to 500 µs
 of kernel time each: 54 for eight replicas, while they start.
 """
@@ -224,10 +224,11 @@ class Disks:
         if name not in self._named:
             self._named.add(name)
             if self._kept:  # the last job's disks are here: what it left goes aside
+                # The run's record (`<folder>.record`, the probe's) is vtrain's to empty.
                 if self._as_made(disk):
-                    self._tidy(name, keep=folder)
+                    self._tidy(name, keep=(folder, folder + ".record"))
                     return disk
-                self._tidy(name, keep=None)
+                self._tidy(name, keep=(folder + ".record",))
         if os.path.lexists(folder):  # an --output-dir used before: a new machine is empty
             self._discard(folder)
         os.makedirs(os.path.dirname(folder), exist_ok=True)
@@ -260,12 +261,12 @@ class Disks:
         except OSError:
             return False
 
-    def _tidy(self, name: str, keep: str | None) -> None:
+    def _tidy(self, name: str, keep: tuple[str, ...]) -> None:
         """Move aside everything the last job left in replica `name`'s folder but `keep`."""
         with contextlib.suppress(FileNotFoundError, NotADirectoryError):
             for entry in os.listdir(os.path.join(self.root, name)):
                 path = os.path.join(self.root, name, entry)
-                if path != keep:
+                if path not in keep:
                     self._discard(path)
 
     def _discard(self, path: str) -> None:

@@ -332,7 +332,9 @@ class _Supervisor:
         if kill is not None:
             run.committed = newest_checkpoint(self._evidence.checkpoint_dir)
         with contextlib.suppress(FileNotFoundError):
-            os.unlink(run.record)  # a --output-dir used before
+            # A --output-dir used before: emptied, not removed, so that the replica's probe
+            # does not make a new file (an inode: up to half a millisecond of its start).
+            os.truncate(run.record, 0)
         if disk is not None:
             env.update(disk.variables(env))
         env["PYTHONPATH"] = os.pathsep.join(p for p in (PROBE_FOLDER, env.get("PYTHONPATH")) if p)

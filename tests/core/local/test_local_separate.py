@@ -181,7 +181,8 @@ def test_a_used_output_dir_keeps_only_the_disks_left_as_made(
     kept, changed = (Path(first.prepare(name, 0).folder) for name in ("worker-0", "worker-1"))
     Path(first.prepare("worker-1", 1).folder)  # a restart
     Path(first.prepare("worker-2", 0).folder)  # a replica the next job does not have
-    (root / "worker-0" / "run-0.record").write_text("bind\t127.0.0.2:1\n")
+    for record in ("worker-0/run-0.record", "worker-1/run-1.record"):
+        (root / record).write_text("bind\t127.0.0.2:1\n")
     change(changed)
     first.close()
     kept_inode = os.stat(kept).st_ino
@@ -198,8 +199,9 @@ def test_a_used_output_dir_keeps_only_the_disks_left_as_made(
             assert os.readlink(disk / "work" / entry) == str(project / entry)
             linked = os.lstat(disk / "work" / entry).st_ino
             assert linked == os.lstat(root / ".links" / entry).st_ino
-    # The last job's restart, its records and its extra replica are not this job's.
-    assert sorted(os.listdir(root / "worker-0")) == ["run-0"]
+    # The last job's restart, its record and its extra replica are not this job's; the
+    # record of a run this job has again stays, for vtrain to empty (not a new file).
+    assert sorted(os.listdir(root / "worker-0")) == ["run-0", "run-0.record"]
     assert sorted(os.listdir(root / "worker-1")) == ["run-0"]
     second.clean()
     second.close()
@@ -270,6 +272,32 @@ def test_each_run_gets_a_new_disk_and_its_own_address(tmp_path: Path, mark: str)
         disk = tmp_path / "job" / "disks" / name / "run-0"
         assert where[name][:3] == [str(disk / "work"), str(disk / "home"), str(disk / "tmp")]
         assert where[name][3] == "127.0.0.2"  # MASTER_ADDR: the chief's own address
+
+
+BINDS = "import socket; s = socket.socket(); s.bind(('127.0.0.2', 0)); s.close()"
+
+
+def test_a_rerun_keeps_its_disk_and_record_file_but_none_of_what_the_last_run_did(
+    tmp_path: Path,
+) -> None:
+    # Made once, emptied for each later job: no new inode for the probe to make at start.
+    job = tmp_path / "job"
+    record = job / "disks" / "chief-0" / "run-0.record"
+    held: list[int] = []  # open, their inodes cannot go to a new file while the test runs
+    try:
+        for code in (BINDS, "pass"):
+            plan = Plan.from_options([sys.executable, "-c", code], output_dir=str(job))
+            stream = io.StringIO()
+            assert run_job(plan, stream=stream).status == 0, stream.getvalue()
+            if not held:
+                assert record.read_text().startswith("bind\t127.0.0.2:")  # the probe's note
+                held += [os.open(record, os.O_RDONLY), os.open(record.with_suffix(""), os.O_RDONLY)]
+        assert record.read_text() == ""  # the second job did nothing of the kind
+        for fd, path in zip(held, (record, record.with_suffix("")), strict=True):
+            assert os.fstat(fd).st_nlink > 0 and os.path.samestat(os.fstat(fd), os.stat(path))
+    finally:
+        for fd in held:
+            os.close(fd)
 
 
 def test_an_output_dir_used_again_keeps_no_earlier_job_s_disks(tmp_path: Path) -> None:
