@@ -54,7 +54,10 @@ class Output:
         stream: TextIO,
         *,
         colour: bool | None = None,
+        open_logs: bool = True,
     ) -> None:
+        """`open_logs=False`: the log files wait for `open_logs` (a replica's lines before it
+        are not logged)."""
         self._stream: TextIO | None = stream
         self._colour = use_colour(stream) if colour is None else colour
         width = max(len(n) for n in (*names, NOTE_NAME))
@@ -64,12 +67,17 @@ class Output:
         }
         self._prefix[NOTE_NAME] = self._paint(f"{NOTE_NAME:<{width}} | ", _NOTE_COLOUR)
         self._held: list[tuple[str, str | None]] | None = None
-        os.makedirs(os.path.dirname(log_path(output_dir, "x")), exist_ok=True)
-        # Open for the job's whole life; `close` closes them.
-        self._logs: dict[str, BinaryIO] = {
-            n: open(log_path(output_dir, n), "wb")  # noqa: SIM115
-            for n in names
-        }
+        self._logs: dict[str, BinaryIO] = {}
+        self._log_paths = {n: log_path(output_dir, n) for n in names}
+        self._log_dir = os.path.dirname(log_path(output_dir, "x"))
+        if open_logs:
+            self.open_logs()
+
+    def open_logs(self) -> None:
+        """Create (or empty) each replica's log file, open for the job's whole life."""
+        os.makedirs(self._log_dir, exist_ok=True)
+        for name, path in self._log_paths.items():
+            self._logs[name] = open(path, "wb")  # noqa: SIM115 - `close` closes them
 
     def _paint(self, text: str, colour: str) -> str:
         return f"\033[{colour}m{text}\033[0m" if self._colour else text

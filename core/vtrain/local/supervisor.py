@@ -99,27 +99,20 @@ def run_job(
             metric_folder = os.path.dirname(metric_file(plan, replicas[0]))
             for folder in (*output_dirs(plan.output_dir, plan.trial_id).values(), metric_folder):
                 os.makedirs(folder, exist_ok=True)
-            # Per trial: the parallel trials of a study share one --output-dir.
+            # Per trial: the parallel trials of a study share one --output-dir. The logs are
+            # opened once the replicas are on their way (`_Supervisor.run`).
             output = Output(
-                [r.name for r in replicas], plan.trial_dir, stream or sys.stdout, colour=colour
+                [r.name for r in replicas],
+                plan.trial_dir,
+                stream or sys.stdout,
+                colour=colour,
+                open_logs=False,
             )
             disks = Disks(
                 os.path.join(plan.trial_dir, DISKS_FOLDER), os.getcwd(), reuse=not plan.shared_disk
             )
         except OSError as e:
-            if e.errno in OUT_OF_DESCRIPTORS:  # the limit, not the folder: say so
-                raise LaunchError(
-                    f"cannot open the job's logs ({e.strerror})",
-                    value=f"{plan.size} replicas",
-                    hint=hint_for(e),
-                ) from None
-            raise LaunchError(
-                f"cannot write the job's folders ({e.strerror or e})",
-                source="--output-dir",
-                value=plan.output_dir,
-                expected="a folder this user can create and write",
-                hint=hint_for(e),
-            ) from None
+            raise _unwritable(plan, e) from None
         try:
             serving = _serving_files()
             try:
@@ -144,6 +137,23 @@ def run_job(
         finally:
             output.close()
     return result
+
+
+def _unwritable(plan: Plan, e: OSError) -> LaunchError:
+    """The error for the job's folders or logs that could not be made or opened."""
+    if e.errno in OUT_OF_DESCRIPTORS:  # the limit, not the folder: say so
+        return LaunchError(
+            f"cannot open the job's logs ({e.strerror})",
+            value=f"{plan.size} replicas",
+            hint=hint_for(e),
+        )
+    return LaunchError(
+        f"cannot write the job's folders ({e.strerror or e})",
+        source="--output-dir",
+        value=plan.output_dir,
+        expected="a folder this user can create and write",
+        hint=hint_for(e),
+    )
 
 
 def _evidence(
@@ -283,6 +293,11 @@ class _Supervisor:
             self._t0 = time.monotonic()
             try:
                 self._start(*self._slots.values())
+                # Made or emptied while the replicas start: each new file is an inode.
+                try:
+                    self._out.open_logs()
+                except OSError as e:
+                    raise _unwritable(self._plan, e) from None
                 # Once the replicas have started: what follows is not theirs to wait for. The
                 # threads come after the keeper's fork too: a fork copies no thread.
                 self._notes_at = time.monotonic() + NOTES_AFTER_SECONDS

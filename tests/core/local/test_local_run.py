@@ -161,6 +161,20 @@ def test_an_output_dir_that_cannot_be_written_is_a_clear_error(vtrain: Run) -> N
     assert "Traceback" not in done.stderr
 
 
+def test_logs_that_cannot_be_opened_stop_the_started_replicas_with_a_clear_error(
+    vtrain: Run, tmp_path: Path
+) -> None:
+    # The logs are opened once the replicas are on their way: a failure then stops them
+    # (the `mark` fixture proves that none is left).
+    job, out = tmp_path / "job", tmp_path / "rec"
+    job.mkdir()
+    (job / "replica-logs").write_text("a file where the logs' folder goes")
+    done = vtrain("--workers", "1", "--output-dir", str(job), *replica(out, "--linger", "worker-0"))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "--output-dir: cannot write the job's folders (File exists)" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
 @pytest.mark.parametrize("sig", ["KILL", "TERM"])
 def test_a_killed_replica_comes_back_on_the_same_address(
     vtrain: Run, tmp_path: Path, sig: str
