@@ -18,6 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from local_procs import MARK
 
+from vtrain.errors import LaunchError
 from vtrain.local import Plan, run_job
 from vtrain.local.addresses import replica_host, separate_hosts
 from vtrain.local.disks import Disks
@@ -258,6 +259,27 @@ def test_shared_disk_and_a_refused_address_run_as_before_and_say_so(
     assert [n.split(":")[0] for n in result.verdict.notes] == ["this system refuses loopback "
                                                                "addresses other than 127.0.0.1",
                                                                "--shared-disk"]  # fmt: skip
+
+
+def test_a_disk_that_cannot_be_made_stops_the_replicas_already_started(
+    tmp_path: Path, mark: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each replica goes to the keeper as soon as its disk is ready: when a later one's
+    # fails, those already started are stopped (the `mark` fixture proves none is left).
+    made = Disks.prepare
+
+    def prepare(self: Disks, name: str, run: int) -> object:
+        if name == "worker-1":
+            raise PermissionError(13, "Permission denied", name)
+        return made(self, name, run)
+
+    monkeypatch.setattr(Disks, "prepare", prepare)
+    code = "import time; print('up', flush=True); time.sleep(60)"
+    plan = Plan.from_options([sys.executable, "-c", code], workers=2,
+                             output_dir=str(tmp_path / "job"))  # fmt: skip
+    stream = io.StringIO()
+    with pytest.raises(LaunchError, match="cannot prepare worker-1's own disk .Permission denied"):
+        run_job(plan, stream=stream, environ={**os.environ, MARK: mark})
 
 
 def test_each_run_gets_a_new_disk_and_its_own_address(tmp_path: Path, mark: str) -> None:
