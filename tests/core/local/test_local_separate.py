@@ -180,8 +180,8 @@ def test_a_used_output_dir_keeps_only_the_disks_left_as_made(
     root = tmp_path / "job" / "disks"
     first = Disks(str(root), str(project))
     kept, changed = (Path(first.prepare(name, 0).folder) for name in ("worker-0", "worker-1"))
-    Path(first.prepare("worker-1", 1).folder)  # a restart
-    Path(first.prepare("worker-2", 0).folder)  # a replica the next job does not have
+    first.prepare("worker-1", 1)  # a restart
+    first.prepare("worker-2", 0)  # a replica the next job does not have
     for record in ("worker-0/run-0.record", "worker-1/run-1.record"):
         (root / record).write_text("bind\t127.0.0.2:1\n")
     change(changed)
