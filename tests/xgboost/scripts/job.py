@@ -1,7 +1,7 @@
 """The example's training, with the hooks the tests need; each trainer writes what it saw.
 
 RESULTS=folder      each replica writes <role>-<index>.json there
-LATE=role:index:s   that replica starts s seconds late
+LATE=role:index:s   that replica starts s seconds late (several: comma-separated)
 KILL_AT=k           worker 0 SIGKILLs itself after round k, unless it resumed
 WAIT=s              configure(wait=s seconds)
 API=sklearn         train with XGBRegressor instead of xgb.train
@@ -27,9 +27,9 @@ from train import booster_params, fingerprint, synthetic_data  # noqa: E402
 
 ROUNDS, ROWS, EVERY = 40, 3000, 5
 me = vtrain.ClusterInfo.from_env()
-late = os.environ.get("LATE", "")
-if late and late.rsplit(":", 1)[0] == f"{me.role}:{me.index}":
-    time.sleep(float(late.rsplit(":", 1)[1]))
+for late in filter(None, os.environ.get("LATE", "").split(",")):
+    if late.rsplit(":", 1)[0] == f"{me.role}:{me.index}":
+        time.sleep(float(late.rsplit(":", 1)[1]))
 options = {"wait": timedelta(seconds=float(os.environ["WAIT"]))} if "WAIT" in os.environ else {}
 handle = vtrain.plugins.get("xgboost").configure(**options)
 
