@@ -292,7 +292,12 @@ class _Supervisor:
         try:
             self._t0 = time.monotonic()
             try:
-                self._start(*self._slots.values())
+                try:
+                    self._start(*self._slots.values())
+                except BaseException:
+                    with contextlib.suppress(OSError):  # what the started ones said is kept
+                        self._out.open_logs()
+                    raise
                 # Made or emptied while the replicas start: each new file is an inode.
                 try:
                     self._out.open_logs()

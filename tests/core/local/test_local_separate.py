@@ -280,6 +280,9 @@ def test_a_disk_that_cannot_be_made_stops_the_replicas_already_started(
     stream = io.StringIO()
     with pytest.raises(LaunchError, match="cannot prepare worker-1's own disk .Permission denied"):
         run_job(plan, stream=stream, environ={**os.environ, MARK: mark})
+    # Their logs are there all the same: what the started ones said is kept.
+    logs = sorted(os.listdir(tmp_path / "job" / "replica-logs"))
+    assert logs == ["chief-0.log", "worker-0.log", "worker-1.log"]
 
 
 def test_each_run_gets_a_new_disk_and_its_own_address(tmp_path: Path, mark: str) -> None:
