@@ -141,7 +141,7 @@ class StudyRunner:
                         number += 1
                     else:
                         break
-                    running[trial.trial_id] = self._start(trial)
+                    self._start(trial)  # which adds it to `running`
                 if not running:
                     break
                 finished = self._finish(running.pop(self._done.get()))
@@ -236,6 +236,9 @@ class StudyRunner:
                 value=argv[0],
             ) from e
         running = _Running(trial, process, trial_metric_file(plan))
+        # At once, before the record (a file written): a Ctrl-C or SIGTERM from here on stops
+        # this trial with the others, and records it stopped.
+        self._running[trial.trial_id] = running
         done, trial_id = self._done, trial.trial_id
 
         def wait() -> None:

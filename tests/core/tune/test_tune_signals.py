@@ -13,6 +13,11 @@ from pathlib import Path
 import pytest
 from tune_helpers import study
 
+from vtrain.local.reaper import reaping
+from vtrain.tune.results import Trial
+from vtrain.tune.runner import StudyRunner
+from vtrain.tune.study_file import study_from_document
+
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
 
 # A trial that ignores SIGTERM (a slow save), leaves a daemon, and never ends by itself.
@@ -88,6 +93,29 @@ def test_sigterm_exits_143_and_stops_every_trial_and_daemon(tmp_path: Path) -> N
         tuner.kill()
     assert survivors(records) == []
     assert states(tmp_path) == ["STOPPED"]
+
+
+def test_an_interruption_while_a_trial_s_start_is_recorded_stops_it_and_records_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The trial runs before study.json says it started (a file written, slow on a busy
+    # disk): a Ctrl-C or SIGTERM that lands there stops it with the others, recorded so.
+    # Before: it ran on unrecorded until the exit's sweep, and study.json said ACTIVE.
+    document = study(max_trial_count=1, parallel_trial_count=1)
+    command = [sys.executable, "-c", "import time; time.sleep(600)"]
+    runner = StudyRunner(study_from_document(document), command, str(tmp_path / "out"))
+    record = StudyRunner._record
+
+    def interrupted(self: StudyRunner, trial: Trial, event: str) -> None:
+        record(self, trial, event)
+        if event == "started":
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(StudyRunner, "_record", interrupted)
+    with reaping(), pytest.raises(KeyboardInterrupt):
+        runner.run()
+    assert states(tmp_path) == ["STOPPED"]
+    assert [t.status for t in runner.trials.values()] == ["STOPPED"]
 
 
 def test_a_second_ctrl_c_kills_the_trials_and_records_them_stopped(tmp_path: Path) -> None:
