@@ -129,7 +129,6 @@ class Disks:
         """`reuse`: keep what of the last job's disks under `root` is as it was made (False
         for a job that prepares none: its records go there, not disks)."""
         self.root = root
-        self._project = project
         self._cleaner: threading.Thread | None = None
         self._go = threading.Event()
         # The disks of a vtrain killed before it removed the last job's: they go too.
@@ -251,9 +250,9 @@ class Disks:
         """True when the last job's `disk` is as `prepare` made it: nothing in HOME or TMPDIR,
         and the working folder names exactly the job's links (the same inodes)."""
         try:
-            with os.scandir(disk.folder) as it:
-                folders = {e.name for e in it if e.is_dir(follow_symlinks=False)}
-            if folders != {"work", "home", "tmp"} or len(os.listdir(disk.folder)) != 3:
+            with os.scandir(disk.folder) as it:  # three real folders, and nothing else
+                found = {e.name: e.is_dir(follow_symlinks=False) for e in it}
+            if found != {"work": True, "home": True, "tmp": True}:
                 return False
             if os.listdir(disk.home) or os.listdir(disk.tmp):
                 return False

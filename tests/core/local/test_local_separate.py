@@ -143,6 +143,10 @@ def _write_work(disk: Path) -> None:
     (disk / "work" / "ckpt.pt").write_bytes(b"w")
 
 
+def _write_beside(disk: Path) -> None:  # next to work/, home/ and tmp/
+    (disk / "core").write_bytes(b"a core dump")
+
+
 def _remove_entry(disk: Path) -> None:
     (disk / "work" / "train.py").unlink()
 
@@ -165,8 +169,8 @@ def _swap_home(disk: Path) -> None:  # HOME an empty folder still, but a link to
 
 @pytest.mark.parametrize(
     "change",
-    [_write_home, _write_tmp, _write_work, _remove_entry, _replace_entry, _relink_entry,
-     _swap_home],
+    [_write_home, _write_tmp, _write_work, _write_beside, _remove_entry, _replace_entry,
+     _relink_entry, _swap_home],
 )  # fmt: skip
 def test_a_used_output_dir_keeps_only_the_disks_left_as_made(
     tmp_path: Path, change: Callable[[Path], None]
