@@ -7,7 +7,8 @@ JSON Lines: `records()` against `for line in open(path): json.loads(line)`
 (target: at least 0.9x its rate). TFRecord: `records()` reading and checking
 every record, its rate in MB/s, against `records(check_crc=False)` (target: at
 least 0.9x) and `tf.data.TFRecordDataset` iterated eagerly when TensorFlow
-imports (target: at least 0.8x). The rounds interleave the contenders and each
+imports (target: at least 0.8x); where vtrain's C block check was built, also
+the Python check that an installation without it uses. The rounds interleave the contenders and each
 ratio is the median of the rounds' own ratios, so a machine whose load drifts
 moves it less. --without-google-crc32c hides the C CRC32C, as in an
 installation without it: the checksums are then computed in Python.
@@ -23,6 +24,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from compare import report, report_ratio  # noqa: E402
@@ -84,6 +86,19 @@ def tf_dataset(path: str) -> Callable[[], int] | None:
     return lambda: sum(1 for _ in tf.data.TFRecordDataset(path))
 
 
+PYTHON_CHECK = "records(), Python check"
+
+
+def without_c_check(reader: Any, path: str) -> int:
+    """`ours(path)` with the block check vtrain uses where its C module was not built."""
+    real = reader._native_check
+    reader._native_check = lambda: None
+    try:
+        return ours(path)
+    finally:
+        reader._native_check = real
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mib", type=int, default=200, help="size of each test file")
@@ -132,6 +147,11 @@ def bench_tfrecord(tfrecord: str, runs: int) -> None:
         "vtrain.data.records": lambda: ours(tfrecord),
         "records(check_crc=False)": lambda: ours(tfrecord, check_crc=False),
     }
+    from vtrain.data import tfrecord as reader
+
+    native = reader._native_check()
+    if native is not None:  # and the check an installation without the C module gets
+        contenders[PYTHON_CHECK] = lambda: without_c_check(reader, tfrecord)
     theirs = tf_dataset(tfrecord)
     if theirs is not None:
         contenders["tf.data.TFRecordDataset"] = theirs
@@ -156,6 +176,9 @@ def bench_tfrecord(tfrecord: str, runs: int) -> None:
         target=">= 0.9x",
         paired=True,
     )
+    if native is not None:
+        unchecked = "records(check_crc=False)"
+        report_ratio(results, ours=PYTHON_CHECK, theirs=unchecked, target="none", paired=True)
     if theirs is not None:
         report_ratio(
             results,

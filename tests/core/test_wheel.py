@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
+import platform
+import shutil
 import subprocess
 import sys
+import sysconfig
 import venv
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -14,11 +19,15 @@ import tomllib
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("dist")
+# The TFRecord block check in C (hatch_build.py): built wherever a C compiler is.
+COMPILER = shutil.which("cc") or shutil.which("gcc")
+X86_64_LINUX = sys.platform.startswith("linux") and platform.machine() == "x86_64"
+
+
+def build_wheel(out: Path, **env: str) -> tuple[Path, str]:
+    """The wheel built from the source tree into `out`, and what the build said."""
     # --no-isolation: build with the hatchling already installed, no download at test time.
-    subprocess.run(
+    done = subprocess.run(
         [
             sys.executable,
             "-m",
@@ -31,10 +40,39 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ],
         check=True,
         capture_output=True,
+        text=True,
         timeout=300,
+        env={**os.environ, **env},
     )
     (found,) = out.glob("vtrain-*.whl")
-    return found
+    return found, done.stdout + done.stderr
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_wheel(tmp_path_factory.mktemp("dist"))[0]
+
+
+def native_modules(wheel: Path) -> list[str]:
+    with zipfile.ZipFile(wheel) as z:
+        names = z.namelist()
+    # Its type stub (.pyi) comes either way.
+    return [n for n in names if n.startswith("vtrain/data/_checked_records.") and n[-4:] != ".pyi"]
+
+
+@pytest.mark.skipif(COMPILER is None, reason="no C compiler here: the wheel is pure Python")
+def test_the_wheel_holds_the_c_block_check_built_for_this_python(wheel: Path) -> None:
+    suffix = sysconfig.get_config_var("EXT_SUFFIX")
+    assert native_modules(wheel) == [f"vtrain/data/_checked_records{suffix}"]
+    assert not wheel.name.endswith("-py3-none-any.whl")  # tagged for this interpreter
+
+
+def test_without_a_compiler_the_wheel_is_pure_python_and_says_why(tmp_path: Path) -> None:
+    found, said = build_wheel(tmp_path, CC="/nonexistent/cc")
+    assert native_modules(found) == []
+    assert found.name.endswith("-py3-none-any.whl")
+    assert "vtrain: built without vtrain/data/_checked_records" in said
+    assert "/nonexistent/cc" in said
 
 
 def test_wheel_installs_and_runs_vtrain_info(wheel: Path, tmp_path: Path) -> None:
@@ -72,3 +110,9 @@ def test_wheel_installs_and_runs_vtrain_info(wheel: Path, tmp_path: Path) -> Non
         capture_output=True, text=True, check=True, cwd=tmp_path,
     )  # fmt: skip
     assert str(env_dir) in where.stdout
+    if COMPILER is not None and X86_64_LINUX:  # and the C block check runs from the wheel
+        native = subprocess.run(
+            [str(python), "-c", "from vtrain.data import tfrecord as t; print(t._native_check())"],
+            capture_output=True, text=True, check=True, cwd=tmp_path,
+        )  # fmt: skip
+        assert native.stdout.startswith("<built-in function first_bad>")

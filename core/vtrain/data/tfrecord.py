@@ -9,9 +9,12 @@ data's checksum.
 Records are often a few hundred bytes, so the interpreter's steps per record
 cost more than the bytes: the reader reads a block at a time and walks its
 headers, the only step per record; one `struct` call then slices out every
-record of the block, and one CRC checks them all (masked_crc.py). A header's
-checksum is taken once per distinct header: most files have few record lengths.
-A record larger than a block is read alone, in one piece.
+record of the block, and one call checks every kept record's data checksum: C
+code with the CPU's CRC32C instruction (_checked_records.c, built when vtrain is
+installed where a C compiler is), else one CRC of the whole through google_crc32c
+(masked_crc.py). A header's checksum is taken once per distinct header: most
+files have few record lengths. A record larger than a block is read alone, in
+one piece.
 """
 
 from __future__ import annotations
@@ -55,7 +58,9 @@ def read_tfrecord_at(
     if cursor.offset:
         stream.seek(cursor.offset)
     crc = bytes_crc32c()
-    headers, layouts = _Headers(crc), _Layouts(check_crc)
+    native = _native_check() if check_crc else None
+    # The C check reads the stored checksums where they lie: the Python one has them unpacked.
+    headers, layouts = _Headers(crc), _Layouts(check_crc and native is None)
     records, skip, step, count = cursor.records, cursor.skip, cursor.step, cursor.count
     buf, base, pos = b"", cursor.offset, 0  # base: the file offset of buf[0]
     while more := stream.read(BLOCK):
@@ -64,9 +69,13 @@ def read_tfrecord_at(
         pos = _walk(buf, headers, ends)
         n = len(ends)
         if n:
+            # The C check first, while the block just read is in the CPU's cache.
+            bad = native(buf, ends, skip, step) if native is not None else None
             # A format of its own per block: not one for `struct`'s cache to keep.
             values = struct.Struct(layouts.of(ends, skip, step)).unpack_from(buf)
-            if check_crc:  # data₁, checksum₁, data₂ …
+            if native is not None:
+                datas = values[:bad] if bad is not None else values
+            elif check_crc:  # data₁, checksum₁, data₂ …
                 bad = first_mismatch(values, crc32c)
                 datas = values[: 2 * bad : 2] if bad is not None else values[::2]
             else:
@@ -119,6 +128,16 @@ def read_tfrecord_at(
             raise damaged(where, base + pos, "a torn record header (the file ends inside it)")
         raise _torn(where, base + pos, headers[buf[pos : pos + 12]], len(buf) - pos)
     cursor.offset, cursor.records, cursor.skip, cursor.count = base + pos, records, skip, count
+
+
+def _native_check() -> Callable[[bytes, list[int], int, int], int | None] | None:
+    """The C check of a block's data checksums (_checked_records.c), where it was built and
+    the CPU has the CRC32C instruction; else None."""
+    try:
+        from vtrain.data import _checked_records
+    except ImportError:  # built without it (no C compiler): masked_crc.py's check instead
+        return None
+    return _checked_records.first_bad if _checked_records.hardware else None
 
 
 def _corrupt(where: str, offset: int) -> StorageError:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import io
 import logging
+import platform
 import re
+import shutil
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,6 +23,20 @@ from vtrain.data import masked_crc, tfrecord
 from vtrain.data.cursor import Cursor
 from vtrain.data.tfrecord import read_tfrecord, read_tfrecord_at
 from vtrain.storage import crc32c
+
+NATIVE = tfrecord._native_check()
+
+
+@pytest.fixture(autouse=True, scope="module", params=["C block check", "Python block check"])
+def block_check(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Every test reads through both checks of a block's data checksums: the C one
+    (_checked_records.c), and the Python one it stands in for (masked_crc.py)."""
+    if request.param == "C block check" and NATIVE is None:
+        pytest.skip("not built here (no C compiler, or no CRC32C instruction): see test_wheel")
+    native = NATIVE if request.param == "C block check" else None
+    with mock.patch.object(tfrecord, "_native_check", lambda: native):
+        yield request.param
+
 
 RECORDS = [b"", b"one", b"\x00" * 300, b"last record"]
 DATA = tfrecord_bytes(RECORDS)
@@ -267,3 +283,69 @@ def test_a_record_larger_than_a_block_is_read_and_checked_whole() -> None:
     ):
         read(bytes(framed))
     assert read(bytes(framed), check_crc=False)[0][2] == b"after"
+
+
+def reference_first_bad(block: bytes, ends: list[int], skip: int, step: int) -> int | None:
+    """What `first_bad` must answer, one record at a time through google_crc32c."""
+    starts = [0, *ends[:-1]]
+    for j, at in enumerate(range(skip, len(ends), step)):
+        start, end = starts[at], ends[at]
+        if tfrecord.masked_crc32c(block[start + 12 : end - 4]) != int.from_bytes(
+            block[end - 4 : end], "little"
+        ):
+            return j
+    return None
+
+
+# Lengths around the C check's 8-byte words, and long ones that keep its lanes apart.
+LENGTHS = st.integers(0, 20) | st.integers(0, 3000)
+
+
+X86_64_LINUX = sys.platform.startswith("linux") and platform.machine() == "x86_64"
+
+
+@pytest.mark.skipif(
+    not (shutil.which("cc") and X86_64_LINUX),
+    reason="built only where a C compiler is, and used only with the x86-64 CRC32C instruction",
+)
+def test_the_c_block_check_is_built_and_used_where_a_compiler_is() -> None:
+    # The editable install built it (hatch_build.py), and the reader takes it.
+    assert NATIVE is not None and NATIVE.__name__ == "first_bad"
+
+
+@pytest.mark.skipif(NATIVE is None, reason="not built here: see test_wheel")
+@examples(500)
+@given(
+    st.lists(LENGTHS, max_size=40),
+    st.integers(0, 3),
+    st.integers(1, 3),
+    st.sets(st.integers(0, 39), max_size=4),
+    st.data(),
+)
+def test_the_c_block_check_finds_the_first_bad_record_it_keeps(
+    lengths: list[int], skip: int, step: int, damaged: set[int], data: st.DataObject
+) -> None:
+    # Records of any length, several of them damaged (in the data or in the stored checksum),
+    # in any order of lengths: the first damaged record among those kept, or None.
+    block = bytearray(tfrecord_bytes([bytes([n % 251]) * n for n in lengths]))
+    ends = starts_of([b"x" * n for n in lengths])[1:]
+    for k in damaged & set(range(len(lengths))):
+        start = ends[k - 1] if k else 0
+        block[data.draw(st.integers(start + 12, ends[k] - 1))] ^= 1 << data.draw(st.integers(0, 7))
+    assert NATIVE is not None
+    assert NATIVE(bytes(block), ends, skip, step) == reference_first_bad(
+        bytes(block), ends, skip, step
+    )
+
+
+@pytest.mark.skipif(NATIVE is None, reason="not built here: see test_wheel")
+@pytest.mark.parametrize(
+    ("ends", "skip", "step"),
+    [([40], 0, 1), ([10], 0, 1), ([20, 15], 0, 1), ([-3], 0, 1), ([16], -1, 1), ([16], 0, 0)],
+)
+def test_the_c_block_check_refuses_ends_that_are_not_records_of_the_block(
+    ends: list[int], skip: int, step: int
+) -> None:
+    with pytest.raises(ValueError, match="record|skip"):
+        assert NATIVE is not None
+        NATIVE(tfrecord_bytes([b""]), ends, skip, step)

@@ -1,0 +1,86 @@
+"""Builds vtrain's one C extension, the TFRecord block check, into the wheel.
+
+`core/vtrain/data/_checked_records.c` checks a block of TFRecord records' data
+checksums in one call (see its header). It is optional: where no C compiler is
+at hand, or the build fails, the wheel is built without it, says so, and vtrain
+checks the same checksums through google_crc32c, at about 0.8x the speed of
+not checking them.
+
+A regular wheel gets the module built in a temporary folder, and a tag for this
+interpreter and platform; an editable install (`pip install -e .`) gets it next
+to its source, where the source tree is imported from.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sysconfig
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from hatchling.builders.hooks.plugin.interface import BuildHookInterface
+
+SOURCE = Path("core", "vtrain", "data", "_checked_records.c")
+IN_WHEEL = "vtrain/data/_checked_records"
+
+
+def compile_command(source: Path, target: Path) -> list[str]:
+    """The compiler's command line that builds `source` into the extension module `target`."""
+    # LDSHARED is how this interpreter links its own extensions: "gcc -shared" on Linux,
+    # "clang -bundle -undefined dynamic_lookup" on macOS. $CC, when set, names the compiler.
+    chosen = os.environ.get("CC")
+    linker = f"{chosen} -shared" if chosen else sysconfig.get_config_var("LDSHARED")
+    return [
+        *shlex.split(linker or "cc -shared"),
+        *shlex.split(sysconfig.get_config_var("CCSHARED") or "-fPIC"),
+        "-O2",
+        "-I",
+        sysconfig.get_paths()["include"],
+        str(source),
+        "-o",
+        str(target),
+    ]
+
+
+class CheckedRecordsHook(BuildHookInterface):
+    PLUGIN_NAME = "custom"
+
+    def initialize(self, version: str, build_data: dict[str, Any]) -> None:
+        source = Path(self.root, SOURCE)
+        name = source.stem + (sysconfig.get_config_var("EXT_SUFFIX") or ".so")
+        if version == "editable":
+            target = source.with_name(name)
+            if target.exists() and target.stat().st_mtime >= source.stat().st_mtime:
+                return
+            self._build(source, target)
+            return
+        self._folder = tempfile.mkdtemp(prefix="vtrain-build-")
+        built = Path(self._folder, name)
+        if self._build(source, built):
+            build_data["force_include"][str(built)] = f"vtrain/data/{name}"
+            build_data["pure_python"] = False
+            build_data["infer_tag"] = True
+
+    def finalize(self, version: str, build_data: dict[str, Any], artifact_path: str) -> None:
+        if version != "editable":  # the wheel holds its copy now
+            shutil.rmtree(self._folder, ignore_errors=True)
+
+    def _build(self, source: Path, target: Path) -> bool:
+        command = compile_command(source, target)
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            problem = str(e)
+        else:
+            if done.returncode == 0:
+                return True
+            problem = (done.stderr or done.stdout).strip()[-2000:]
+        self.app.display_warning(
+            f"vtrain: built without {IN_WHEEL} (TFRecord checksums through google_crc32c "
+            f"instead): `{shlex.join(command)}` failed: {problem}"
+        )
+        return False
