@@ -70,15 +70,20 @@ class CheckedRecordsHook(BuildHookInterface):
             shutil.rmtree(self._folder, ignore_errors=True)
 
     def _build(self, source: Path, target: Path) -> bool:
-        command = compile_command(source, target)
+        # Built beside the target, then renamed onto it: `nox` installs two sessions at a time
+        # into one source tree, and a test importing the module must never find half of it.
+        partial = target.with_name(f".{target.name}.{os.getpid()}")
+        command = compile_command(source, partial)
         try:
             done = subprocess.run(command, capture_output=True, text=True, timeout=300)
         except (OSError, subprocess.TimeoutExpired) as e:
             problem = str(e)
         else:
             if done.returncode == 0:
+                os.replace(partial, target)
                 return True
             problem = (done.stderr or done.stdout).strip()[-2000:]
+        partial.unlink(missing_ok=True)
         self.app.display_warning(
             f"vtrain: built without {IN_WHEEL} (TFRecord checksums through google_crc32c "
             f"instead): `{shlex.join(command)}` failed: {problem}"

@@ -84,9 +84,10 @@ class Edge:
 
 
 def module_files(root: Path = CORE, top: str = "vtrain") -> dict[str, Path]:
-    """Dotted module name -> file, for every module of the package `top` under `root`."""
+    """Dotted module name -> file, for every module of the package `top` under `root`: its
+    Python modules, and its C modules by their type stubs (.pyi), which import nothing."""
     found = {}
-    for path in sorted((root / top).rglob("*.py")):
+    for path in sorted([*(root / top).rglob("*.py"), *(root / top).rglob("*.pyi")]):
         parts = list(path.relative_to(root).with_suffix("").parts)
         if parts[-1] == "__init__":
             parts.pop()
