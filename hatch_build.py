@@ -31,11 +31,13 @@ IN_WHEEL = "vtrain/data/_checked_records"
 def compile_command(source: Path, target: Path) -> list[str]:
     """The compiler's command line that builds `source` into the extension module `target`."""
     # LDSHARED is how this interpreter links its own extensions: "gcc -shared" on Linux,
-    # "clang -bundle -undefined dynamic_lookup" on macOS. $CC, when set, names the compiler.
-    chosen = os.environ.get("CC")
-    linker = f"{chosen} -shared" if chosen else sysconfig.get_config_var("LDSHARED")
+    # "clang -bundle -undefined dynamic_lookup" on macOS. $CC, when set, names the compiler
+    # in it, as setuptools does, and the flags stay.
+    linker = shlex.split(sysconfig.get_config_var("LDSHARED") or "cc -shared")
+    if os.environ.get("CC"):
+        linker[:1] = shlex.split(os.environ["CC"])
     return [
-        *shlex.split(linker or "cc -shared"),
+        *linker,
         *shlex.split(sysconfig.get_config_var("CCSHARED") or "-fPIC"),
         "-O2",
         "-I",
@@ -48,6 +50,7 @@ def compile_command(source: Path, target: Path) -> list[str]:
 
 class CheckedRecordsHook(BuildHookInterface):
     PLUGIN_NAME = "custom"
+    _folder: str | None = None  # a wheel's build folder, removed once the wheel holds its copy
 
     def initialize(self, version: str, build_data: dict[str, Any]) -> None:
         source = Path(self.root, SOURCE)
@@ -56,7 +59,8 @@ class CheckedRecordsHook(BuildHookInterface):
             target = source.with_name(name)
             if target.exists() and target.stat().st_mtime >= source.stat().st_mtime:
                 return
-            self._build(source, target)
+            if not self._build(source, target):
+                target.unlink(missing_ok=True)  # not one built from an older source
             return
         self._folder = tempfile.mkdtemp(prefix="vtrain-build-")
         built = Path(self._folder, name)
@@ -66,7 +70,7 @@ class CheckedRecordsHook(BuildHookInterface):
             build_data["infer_tag"] = True
 
     def finalize(self, version: str, build_data: dict[str, Any], artifact_path: str) -> None:
-        if version != "editable":  # the wheel holds its copy now
+        if self._folder is not None:  # the wheel holds its copy now
             shutil.rmtree(self._folder, ignore_errors=True)
 
     def _build(self, source: Path, target: Path) -> bool:
@@ -82,7 +86,8 @@ class CheckedRecordsHook(BuildHookInterface):
             if done.returncode == 0:
                 os.replace(partial, target)
                 return True
-            problem = (done.stderr or done.stdout).strip()[-2000:]
+            said = (done.stderr or done.stdout).strip()[-2000:]
+            problem = f"exit status {done.returncode}" + (f": {said}" if said else "")
         partial.unlink(missing_ok=True)
         self.app.display_warning(
             f"vtrain: built without {IN_WHEEL} (TFRecord checksums through google_crc32c "

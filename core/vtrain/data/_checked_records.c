@@ -30,18 +30,29 @@ typedef struct {
     uint32_t stored; /* the masked CRC32C stored after the data */
 } Record;
 
-static uint32_t mask(uint32_t crc) {
-    return ((crc >> 15) | (crc << 17)) + MASK_DELTA;
-}
-
 static uint32_t load32(const unsigned char *p) {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define HAVE_HARDWARE 1
+#include <cpuid.h>
 
-__attribute__((target("sse4.2"))) static uint32_t
+static uint32_t mask(uint32_t crc) {
+    return ((crc >> 15) | (crc << 17)) + MASK_DELTA;
+}
+
+/* Since GCC 12 and clang 14 the CRC32 instructions are a target feature of their own,
+   which a -march without it turns off even under "sse4.2"; older compilers know no such
+   name and would refuse it. */
+#if (defined(__clang__) && __clang_major__ >= 14) || \
+    (!defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 12)
+#define CRC_TARGET __attribute__((target("sse4.2,crc32")))
+#else
+#define CRC_TARGET __attribute__((target("sse4.2")))
+#endif
+
+CRC_TARGET static uint32_t
 crc_tail(uint32_t crc, const unsigned char *p, Py_ssize_t n) {
     for (; n >= 8; n -= 8, p += 8) {
         uint64_t word;
@@ -69,7 +80,7 @@ crc_tail(uint32_t crc, const unsigned char *p, Py_ssize_t n) {
 /* The index of the first record whose checksum does not match, or -1. Each lane
    holds one record until it is done, then takes the next: the lanes step together
    for as many 8-byte words as the shortest has left. */
-__attribute__((target("sse4.2"))) static Py_ssize_t
+CRC_TARGET static Py_ssize_t
 first_bad_hardware(const Record *records, Py_ssize_t count) {
     const unsigned char *p[LANES];
     Py_ssize_t left[LANES], which[LANES];
@@ -145,14 +156,17 @@ first_bad_hardware(const Record *records, Py_ssize_t count) {
 #define HAVE_HARDWARE 0
 #endif
 
+/* Asked of the CPU itself (CPUID leaf 1, ECX bit 20), not of the compiler's runtime. */
 static int hardware_present(void) {
 #if HAVE_HARDWARE
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("sse4.2") ? 1 : 0;
+    unsigned int eax, ebx, ecx, edx;
+    return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_SSE4_2) ? 1 : 0;
 #else
     return 0;
 #endif
 }
+
+static int hardware; /* set once, as the module is loaded */
 
 PyDoc_STRVAR(first_bad_doc,
 "first_bad(block, ends, skip, step) -> int | None\n\n"
@@ -171,12 +185,17 @@ static PyObject *first_bad(PyObject *module, PyObject *args) {
     PyObject *result = NULL;
     Record *records = NULL;
     Py_ssize_t n = PyList_GET_SIZE(ends), count = 0;
+    if (!hardware) {
+        PyErr_SetString(PyExc_RuntimeError, "this CPU has no CRC32C instruction (SSE 4.2)");
+        goto done;
+    }
     if (skip < 0 || step < 1) {
         PyErr_SetString(PyExc_ValueError, "skip must be >= 0 and step >= 1");
         goto done;
     }
-    count = skip < n ? (n - skip + step - 1) / step : 0;
-    records = PyMem_Malloc((size_t)(count ? count : 1) * sizeof(Record));
+    /* Not (n - skip + step - 1) / step: that overflows for a step near the largest size. */
+    count = skip < n ? (n - 1 - skip) / step + 1 : 0;
+    records = PyMem_New(Record, count ? count : 1);
     if (records == NULL) {
         PyErr_NoMemory();
         goto done;
@@ -184,16 +203,22 @@ static PyObject *first_bad(PyObject *module, PyObject *args) {
     const unsigned char *base = block.buf;
     Py_ssize_t end = -1;
     for (Py_ssize_t j = 0; j < count; j++) {
-        Py_ssize_t at = skip + step * j;
-        /* Read all records (step 1): a record starts where the one before it ended. */
-        Py_ssize_t start = at == 0             ? 0
-                           : step == 1 && j > 0 ? end
-                                                : PyLong_AsSsize_t(PyList_GET_ITEM(ends, at - 1));
+        Py_ssize_t at = skip + step * j; /* at most n - 1: no overflow */
+        Py_ssize_t start = 0;
+        if (at > 0 && step == 1 && j > 0) {
+            start = end; /* every record read: each starts where the one before it ended */
+        } else if (at > 0) {
+            start = PyLong_AsSsize_t(PyList_GET_ITEM(ends, at - 1));
+            if (start == -1 && PyErr_Occurred()) {
+                goto done;
+            }
+        }
         end = PyLong_AsSsize_t(PyList_GET_ITEM(ends, at));
-        if ((start == -1 || end == -1) && PyErr_Occurred()) {
+        if (end == -1 && PyErr_Occurred()) {
             goto done;
         }
-        if (start < 0 || end > block.len || end - start < 16) {
+        /* end >= start >= 0 first: then end - start cannot overflow. */
+        if (start < 0 || end < start || end > block.len || end - start < 16) {
             PyErr_Format(PyExc_ValueError,
                          "record %zd spans [%zd, %zd): not a whole record in a block of %zd bytes",
                          at, start, end, block.len);
@@ -211,8 +236,6 @@ static PyObject *first_bad(PyObject *module, PyObject *args) {
         Py_END_ALLOW_THREADS
         result = bad < 0 ? Py_NewRef(Py_None) : PyLong_FromSsize_t(bad);
     }
-#else
-    PyErr_SetString(PyExc_RuntimeError, "built without the CPU's CRC32C instruction");
 #endif
 done:
     PyMem_Free(records);
@@ -242,7 +265,8 @@ PyMODINIT_FUNC PyInit__checked_records(void) {
     if (module == NULL) {
         return NULL;
     }
-    if (PyModule_AddObject(module, "hardware", PyBool_FromLong(hardware_present())) < 0) {
+    hardware = hardware_present();
+    if (PyModule_AddObjectRef(module, "hardware", hardware ? Py_True : Py_False) < 0) {
         Py_DECREF(module);
         return NULL;
     }

@@ -338,14 +338,60 @@ def test_the_c_block_check_finds_the_first_bad_record_it_keeps(
     )
 
 
+SIZE_MAX = sys.maxsize  # Py_ssize_t's largest: the C code's integers
+EXTREMES = st.sampled_from([-SIZE_MAX - 1, -SIZE_MAX + 5, -1, SIZE_MAX - 3, SIZE_MAX])
+
+
 @pytest.mark.skipif(NATIVE is None, reason="not built here: see test_wheel")
 @pytest.mark.parametrize(
     ("ends", "skip", "step"),
-    [([40], 0, 1), ([10], 0, 1), ([20, 15], 0, 1), ([-3], 0, 1), ([16], -1, 1), ([16], 0, 0)],
+    [
+        ([20, -SIZE_MAX - 1], 1, 1),  # end - start would overflow to a large size
+        ([20, -SIZE_MAX + 4], 1, 2),
+        ([20, 40, SIZE_MAX], 2, 1),
+        ([41], 0, 1),  # past the block
+        ([20, 15], 0, 1),  # ends before it starts
+        ([10], 0, 1),  # shorter than a header and a checksum
+        ([20], -1, 1),
+        ([20], 0, 0),
+    ],
 )
-def test_the_c_block_check_refuses_ends_that_are_not_records_of_the_block(
-    ends: list[int], skip: int, step: int
+def test_the_c_block_check_refuses_the_worst_ends(ends: list[int], skip: int, step: int) -> None:
+    assert NATIVE is not None
+    with pytest.raises(ValueError, match="not a whole record|skip must be"):
+        NATIVE(tfrecord_bytes([b"four", b"more"]), ends, skip, step)
+
+
+@pytest.mark.skipif(NATIVE is None, reason="not built here: see test_wheel")
+@examples(500)
+@given(
+    st.lists(st.integers(0, 60), max_size=6),
+    st.integers(-2, 8) | EXTREMES,
+    st.integers(-1, 8) | EXTREMES,
+    st.data(),
+)
+def test_the_c_block_check_refuses_what_is_not_records_of_the_block_and_never_reads_past_it(
+    lengths: list[int], skip: int, step: int, data: st.DataObject
 ) -> None:
-    with pytest.raises(ValueError, match="record|skip"):
-        assert NATIVE is not None
-        NATIVE(tfrecord_bytes([b""]), ends, skip, step)
+    # Any `ends`, `skip` and `step` C integers can hold, however far from a real block's:
+    # an answer where every kept record lies whole in the block, else ValueError. Never a
+    # read outside the block (a crash of the test process), never a record left unchecked.
+    block = bytearray(tfrecord_bytes([bytes([7]) * n for n in lengths]))
+    ends = starts_of([b"x" * n for n in lengths])[1:]
+    if block and data.draw(st.booleans()):  # a damaged record, to be found
+        block[data.draw(st.integers(0, len(block) - 1))] ^= 0x20
+    if data.draw(st.booleans()):  # some ends anywhere
+        for i in data.draw(st.sets(st.integers(0, len(ends)), max_size=3)):
+            ends[i:i] = [data.draw(st.integers(-2, len(block) + 2) | EXTREMES)]
+    kept = range(skip, len(ends), step) if skip >= 0 and step >= 1 else range(0)
+    whole = skip >= 0 and step >= 1
+    for at in kept:
+        start, end = ends[at - 1] if at else 0, ends[at]
+        whole = whole and 0 <= start <= end <= len(block) and end - start >= 16
+    assert NATIVE is not None
+    if not whole:
+        with pytest.raises(ValueError, match="not a whole record|skip must be"):
+            NATIVE(bytes(block), ends, skip, step)
+    else:
+        expected = reference_first_bad(bytes(block), ends, skip, step)
+        assert NATIVE(bytes(block), ends, skip, step) == expected
