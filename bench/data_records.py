@@ -8,9 +8,9 @@ JSON Lines: `records()` against `for line in open(path): json.loads(line)`
 every record, its rate in MB/s, against `records(check_crc=False)` (target: at
 least 0.9x) and `tf.data.TFRecordDataset` iterated eagerly when TensorFlow
 imports (target: at least 0.8x); where vtrain's C block check was built, also
-the Python check that an installation without it uses. The rounds interleave the contenders and each
-ratio is the median of the rounds' own ratios, so a machine whose load drifts
-moves it less. --without-google-crc32c hides the C CRC32C, as in an
+the Python check that an installation without it uses. The rounds interleave
+the contenders and each ratio is the median of the rounds' own ratios, so a
+machine whose load drifts moves it less. --without-google-crc32c hides the C CRC32C, as in an
 installation without it: the checksums are then computed in Python.
 """
 

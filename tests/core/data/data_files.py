@@ -32,6 +32,14 @@ def tfrecord_bytes(records: list[bytes]) -> bytes:
     return bytes(out)
 
 
+def starts_of(records: list[bytes]) -> list[int]:
+    """Where each record of `tfrecord_bytes(records)` starts, and where the file ends."""
+    starts = [0]
+    for r in records:
+        starts.append(starts[-1] + 12 + len(r) + 4)
+    return starts
+
+
 def write_split(folder: Path, count: int, per_file: int = 3, kind: str = "jsonl") -> list[Any]:
     """Write `count` files of `per_file` records each; return every record, in file order."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -69,7 +77,5 @@ def replica_outputs(
     assert done.returncode == 0, done.stdout + done.stderr
     prefix = f"{tag} "
     return [
-        json.loads(line.split(prefix, 1)[1])
-        for line in done.stdout.splitlines()
-        if prefix in line
+        json.loads(line.split(prefix, 1)[1]) for line in done.stdout.splitlines() if prefix in line
     ]

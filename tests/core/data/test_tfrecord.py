@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import io
 import logging
-import platform
 import re
-import shutil
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from unittest import mock
 
 import pytest
-from data_files import tfrecord_bytes
+from data_files import starts_of, tfrecord_bytes
 from fuzzing import examples
 from hypothesis import given
 from hypothesis import strategies as st
@@ -116,14 +114,6 @@ def blocks_of(size: int) -> Iterator[None]:
     """Read `size` bytes at a time, and check even two records with one CRC."""
     with mock.patch.object(tfrecord, "BLOCK", size), mock.patch.object(masked_crc, "FEW", 2):
         yield
-
-
-def starts_of(records: list[bytes]) -> list[int]:
-    """Where each record of `tfrecord_bytes(records)` starts, and where the file ends."""
-    starts = [0]
-    for r in records:
-        starts.append(starts[-1] + 12 + len(r) + 4)
-    return starts
 
 
 SOME = st.binary(max_size=40) | st.sampled_from([b"", b"same", b"x" * 30])  # lengths that repeat
@@ -283,115 +273,3 @@ def test_a_record_larger_than_a_block_is_read_and_checked_whole() -> None:
     ):
         read(bytes(framed))
     assert read(bytes(framed), check_crc=False)[0][2] == b"after"
-
-
-def reference_first_bad(block: bytes, ends: list[int], skip: int, step: int) -> int | None:
-    """What `first_bad` must answer, one record at a time through google_crc32c."""
-    starts = [0, *ends[:-1]]
-    for j, at in enumerate(range(skip, len(ends), step)):
-        start, end = starts[at], ends[at]
-        if tfrecord.masked_crc32c(block[start + 12 : end - 4]) != int.from_bytes(
-            block[end - 4 : end], "little"
-        ):
-            return j
-    return None
-
-
-# Lengths around the C check's 8-byte words, and long ones that keep its lanes apart.
-LENGTHS = st.integers(0, 20) | st.integers(0, 3000)
-
-
-X86_64_LINUX = sys.platform.startswith("linux") and platform.machine() == "x86_64"
-
-
-@pytest.mark.skipif(
-    not (shutil.which("cc") and X86_64_LINUX),
-    reason="built only where a C compiler is, and used only with the x86-64 CRC32C instruction",
-)
-def test_the_c_block_check_is_built_and_used_where_a_compiler_is() -> None:
-    # The editable install built it (hatch_build.py), and the reader takes it.
-    assert NATIVE is not None and NATIVE.__name__ == "first_bad"
-
-
-@pytest.mark.skipif(NATIVE is None, reason="not built here: see test_wheel")
-@examples(500)
-@given(
-    st.lists(LENGTHS, max_size=40),
-    st.integers(0, 3),
-    st.integers(1, 3),
-    st.sets(st.integers(0, 39), max_size=4),
-    st.data(),
-)
-def test_the_c_block_check_finds_the_first_bad_record_it_keeps(
-    lengths: list[int], skip: int, step: int, damaged: set[int], data: st.DataObject
-) -> None:
-    # Records of any length, several of them damaged (in the data or in the stored checksum),
-    # in any order of lengths: the first damaged record among those kept, or None.
-    block = bytearray(tfrecord_bytes([bytes([n % 251]) * n for n in lengths]))
-    ends = starts_of([b"x" * n for n in lengths])[1:]
-    for k in damaged & set(range(len(lengths))):
-        start = ends[k - 1] if k else 0
-        block[data.draw(st.integers(start + 12, ends[k] - 1))] ^= 1 << data.draw(st.integers(0, 7))
-    assert NATIVE is not None
-    assert NATIVE(bytes(block), ends, skip, step) == reference_first_bad(
-        bytes(block), ends, skip, step
-    )
-
-
-SIZE_MAX = sys.maxsize  # Py_ssize_t's largest: the C code's integers
-EXTREMES = st.sampled_from([-SIZE_MAX - 1, -SIZE_MAX + 5, -1, SIZE_MAX - 3, SIZE_MAX])
-
-
-@pytest.mark.skipif(NATIVE is None, reason="not built here: see test_wheel")
-@pytest.mark.parametrize(
-    ("ends", "skip", "step"),
-    [
-        ([20, -SIZE_MAX - 1], 1, 1),  # end - start would overflow to a large size
-        ([20, -SIZE_MAX + 4], 1, 2),
-        ([20, 40, SIZE_MAX], 2, 1),
-        ([41], 0, 1),  # past the block
-        ([20, 15], 0, 1),  # ends before it starts
-        ([10], 0, 1),  # shorter than a header and a checksum
-        ([20], -1, 1),
-        ([20], 0, 0),
-    ],
-)
-def test_the_c_block_check_refuses_the_worst_ends(ends: list[int], skip: int, step: int) -> None:
-    assert NATIVE is not None
-    with pytest.raises(ValueError, match="not a whole record|skip must be"):
-        NATIVE(tfrecord_bytes([b"four", b"more"]), ends, skip, step)
-
-
-@pytest.mark.skipif(NATIVE is None, reason="not built here: see test_wheel")
-@examples(500)
-@given(
-    st.lists(st.integers(0, 60), max_size=6),
-    st.integers(-2, 8) | EXTREMES,
-    st.integers(-1, 8) | EXTREMES,
-    st.data(),
-)
-def test_the_c_block_check_refuses_what_is_not_records_of_the_block_and_never_reads_past_it(
-    lengths: list[int], skip: int, step: int, data: st.DataObject
-) -> None:
-    # Any `ends`, `skip` and `step` C integers can hold, however far from a real block's:
-    # an answer where every kept record lies whole in the block, else ValueError. Never a
-    # read outside the block (a crash of the test process), never a record left unchecked.
-    block = bytearray(tfrecord_bytes([bytes([7]) * n for n in lengths]))
-    ends = starts_of([b"x" * n for n in lengths])[1:]
-    if block and data.draw(st.booleans()):  # a damaged record, to be found
-        block[data.draw(st.integers(0, len(block) - 1))] ^= 0x20
-    if data.draw(st.booleans()):  # some ends anywhere
-        for i in data.draw(st.sets(st.integers(0, len(ends)), max_size=3)):
-            ends[i:i] = [data.draw(st.integers(-2, len(block) + 2) | EXTREMES)]
-    kept = range(skip, len(ends), step) if skip >= 0 and step >= 1 else range(0)
-    whole = skip >= 0 and step >= 1
-    for at in kept:
-        start, end = ends[at - 1] if at else 0, ends[at]
-        whole = whole and 0 <= start <= end <= len(block) and end - start >= 16
-    assert NATIVE is not None
-    if not whole:
-        with pytest.raises(ValueError, match="not a whole record|skip must be"):
-            NATIVE(bytes(block), ends, skip, step)
-    else:
-        expected = reference_first_bad(bytes(block), ends, skip, step)
-        assert NATIVE(bytes(block), ends, skip, step) == expected
