@@ -91,12 +91,12 @@ PYTHON_CHECK = "records(), Python check"
 
 def without_c_check(reader: Any, path: str) -> int:
     """`ours(path)` with the block check vtrain uses where its C module was not built."""
-    real = reader._native_check
-    reader._native_check = lambda: None
+    real = reader._native
+    reader._native = lambda: None
     try:
         return ours(path)
     finally:
-        reader._native_check = real
+        reader._native = real
 
 
 def main() -> None:
@@ -149,7 +149,7 @@ def bench_tfrecord(tfrecord: str, runs: int) -> None:
     }
     from vtrain.data import tfrecord as reader
 
-    native = reader._native_check()
+    native = reader._native()
     if native is not None:  # and the check an installation without the C module gets
         contenders[PYTHON_CHECK] = lambda: without_c_check(reader, tfrecord)
     theirs = tf_dataset(tfrecord)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable, Generator, Iterator
 from operator import sub
+from types import ModuleType
 from typing import BinaryIO
 
 from vtrain.data.cursor import Cursor
@@ -57,8 +58,9 @@ def read_tfrecord_at(
     """Yield the records `cursor` keeps, from its offset on, moving it past each one."""
     if cursor.offset:
         stream.seek(cursor.offset)
-    crc = bytes_crc32c()
-    native = _native_check() if check_crc else None
+    module = _native()
+    crc = module.crc32c if module is not None else bytes_crc32c()
+    native = module.first_bad if module is not None and check_crc else None
     # The C check reads the stored checksums where they lie: the Python one has them unpacked.
     headers, layouts = _Headers(crc), _Layouts(check_crc and native is None)
     records, skip, step, count = cursor.records, cursor.skip, cursor.step, cursor.count
@@ -130,14 +132,14 @@ def read_tfrecord_at(
     cursor.offset, cursor.records, cursor.skip, cursor.count = base + pos, records, skip, count
 
 
-def _native_check() -> Callable[[bytes, list[int], int, int], int | None] | None:
-    """The C check of a block's data checksums (_checked_records.c), where it was built and
-    the CPU has the CRC32C instruction; else None."""
+def _native() -> ModuleType | None:
+    """The C check of a block's data checksums and its CRC32C (_checked_records.c), where it
+    was built and the CPU has the CRC32C instruction; else None."""
     try:
         from vtrain.data import _checked_records
     except ImportError:  # built without it (no C compiler): masked_crc.py's check instead
         return None
-    return _checked_records.first_bad if _checked_records.hardware else None
+    return _checked_records if _checked_records.hardware else None
 
 
 def _corrupt(where: str, offset: int) -> StorageError:

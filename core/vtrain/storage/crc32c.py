@@ -3,7 +3,8 @@
 google-crc32c (about 20 GB/s) comes with every extra that reads data: the
 framework extras, `data`, and `gcs`. The pure-Python fallback gives the same
 values, at a few MB/s: it says so once, in the log, the first time it is used.
-`records(check_crc=False)` skips the data checksum of TFRecord files.
+`records(check_crc=False)` skips the data checksum of TFRecord files. The TFRecord
+reader takes vtrain's own C module instead, where it was built (tfrecord.py).
 """
 
 from __future__ import annotations
@@ -23,9 +24,10 @@ _TABLE: list[int] = []
 # copied in slices that stay in the CPU cache, which costs less than the CRC itself.
 SLICE = 1 << 20
 SLOW = (
-    "google-crc32c is not installed (or has no C code here): CRC32C checksums (TFRecord "
-    "records, gs:// checkpoints) are computed in pure Python, at a few MB/s instead of "
-    'GB/s: pip install "vtrain[data]" (or google-crc32c)'
+    "google-crc32c is not installed (or has no C code here): CRC32C checksums (gs:// "
+    "checkpoints, and TFRecord records where vtrain was installed without a C compiler) are "
+    'computed in pure Python, at a few MB/s instead of GB/s: pip install "vtrain[data]" (or '
+    "google-crc32c)"
 )
 
 

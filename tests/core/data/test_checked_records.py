@@ -18,8 +18,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from vtrain.data import tfrecord
+from vtrain.storage.crc32c import crc32c
 
-NATIVE = tfrecord._native_check()
+MODULE = tfrecord._native()
+NATIVE = MODULE.first_bad if MODULE is not None else None
 
 
 def reference_first_bad(block: bytes, ends: list[int], skip: int, step: int) -> int | None:
@@ -47,7 +49,7 @@ X86_64_LINUX = sys.platform.startswith("linux") and platform.machine() == "x86_6
 )
 def test_the_c_block_check_is_built_and_used_where_a_compiler_is() -> None:
     # The editable install built it (hatch_build.py), and the reader takes it.
-    assert NATIVE is not None and NATIVE.__name__ == "first_bad"
+    assert MODULE is not None and MODULE.__name__ == "vtrain.data._checked_records"
 
 
 @pytest.mark.skipif(NATIVE is None, reason="not built here: see test_wheel")
@@ -132,3 +134,19 @@ def test_the_c_block_check_refuses_what_is_not_records_of_the_block_and_never_re
     else:
         expected = reference_first_bad(bytes(block), ends, skip, step)
         assert NATIVE(bytes(block), ends, skip, step) == expected
+
+
+@pytest.mark.skipif(MODULE is None, reason="not built here: see test_wheel")
+@examples(300)
+@given(
+    st.binary(max_size=300) | st.integers(0, 200_000).map(lambda n: bytes(range(256)) * (n // 256)),
+    st.integers(0, 2**32 - 1),
+    st.sampled_from([bytes, bytearray, memoryview]),
+)
+def test_the_c_crc32c_is_google_crc32c_s_for_any_buffer_and_start(
+    data: bytes, value: int, kind: type
+) -> None:
+    # Lengths around its 8-, 4-, 2- and 1-byte steps, and long ones (the GIL released).
+    assert MODULE is not None
+    assert MODULE.crc32c(kind(data), value) == crc32c(data, value)
+    assert MODULE.crc32c(data) == crc32c(data)

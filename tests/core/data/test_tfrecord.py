@@ -22,7 +22,7 @@ from vtrain.data.cursor import Cursor
 from vtrain.data.tfrecord import read_tfrecord, read_tfrecord_at
 from vtrain.storage import crc32c
 
-NATIVE = tfrecord._native_check()
+NATIVE = tfrecord._native()
 
 
 @pytest.fixture(autouse=True, scope="module", params=["C block check", "Python block check"])
@@ -32,7 +32,7 @@ def block_check(request: pytest.FixtureRequest) -> Iterator[str]:
     if request.param == "C block check" and NATIVE is None:
         pytest.skip("not built here (no C compiler, or no CRC32C instruction): see test_wheel")
     native = NATIVE if request.param == "C block check" else None
-    with mock.patch.object(tfrecord, "_native_check", lambda: native):
+    with mock.patch.object(tfrecord, "_native", lambda: native):
         yield request.param
 
 
@@ -246,19 +246,27 @@ def test_a_damaged_checksum_in_the_middle_of_a_file_is_found(
     assert out == records[:1234]
 
 
-def test_without_google_crc32c_the_python_crc_reads_and_checks(
-    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+def test_without_google_crc32c_records_are_checked_and_only_a_crc_in_python_says_so(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, block_check: str
 ) -> None:
+    # A record larger than a block too: its CRC is one call of its own.
+    records = [bytes([i]) * i for i in range(100)] + [b"L" * (tfrecord.BLOCK + 1)]
+    framed = tfrecord_bytes(records)  # written while google_crc32c is still there
+    damaged = []
+    for k in (60, 100):
+        one = bytearray(framed)
+        one[starts_of(records)[k] + 20] ^= 1
+        damaged.append(bytes(one))
     monkeypatch.setitem(sys.modules, "google_crc32c", None)  # as if not installed
     monkeypatch.setattr(crc32c, "_CHOSEN", [])
-    records = [bytes([i]) * i for i in range(100)]
     with caplog.at_level(logging.WARNING, logger=crc32c.__name__):
-        assert read(tfrecord_bytes(records)) == (records, 100)
-        framed = bytearray(tfrecord_bytes(records))
-        framed[starts_of(records)[60] + 20] ^= 1
-        with pytest.raises(StorageError, match=re.escape("a corrupt record (its data checksum")):
-            read(bytes(framed))
-    assert [r.getMessage() for r in caplog.records] == [crc32c.SLOW]
+        assert read(framed) == (records, 101)
+        for data in damaged:
+            with pytest.raises(StorageError, match=re.escape("a corrupt record (its data check")):
+                read(data)
+    # With the C module every CRC is the CPU's (headers too): nothing slow to warn of.
+    slow = [] if block_check == "C block check" else [crc32c.SLOW]
+    assert [r.getMessage() for r in caplog.records] == slow
 
 
 def test_a_record_larger_than_a_block_is_read_and_checked_whole() -> None:
