@@ -25,7 +25,7 @@ from typing import Any
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
 SOURCE = Path("core", "vtrain", "data", "_checked_records.c")
-IN_WHEEL = "vtrain/data/_checked_records"
+IN_WHEEL = SOURCE.parent.relative_to("core").as_posix()  # the module's folder in the wheel
 
 
 def compile_command(source: Path, target: Path) -> list[str]:
@@ -65,7 +65,7 @@ class CheckedRecordsHook(BuildHookInterface):
         self._folder = tempfile.mkdtemp(prefix="vtrain-build-")
         built = Path(self._folder, name)
         if self._build(source, built):
-            build_data["force_include"][str(built)] = f"vtrain/data/{name}"
+            build_data["force_include"][str(built)] = f"{IN_WHEEL}/{name}"
             build_data["pure_python"] = False
             build_data["infer_tag"] = True
 
@@ -90,7 +90,7 @@ class CheckedRecordsHook(BuildHookInterface):
             problem = f"exit status {done.returncode}" + (f": {said}" if said else "")
         partial.unlink(missing_ok=True)
         self.app.display_warning(
-            f"vtrain: built without {IN_WHEEL} (TFRecord checksums through google_crc32c "
-            f"instead): `{shlex.join(command)}` failed: {problem}"
+            f"vtrain: built without {IN_WHEEL}/{SOURCE.stem} (TFRecord checksums through "
+            f"google_crc32c instead): `{shlex.join(command)}` failed: {problem}"
         )
         return False

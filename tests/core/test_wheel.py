@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import platform
-import shutil
 import subprocess
 import sys
 import sysconfig
@@ -15,13 +13,9 @@ from pathlib import Path
 
 import pytest
 import tomllib
+from c_module import COMPILER, USED_HERE
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-# The TFRecord block check in C (hatch_build.py): built wherever a C compiler is.
-COMPILER = shutil.which("cc") or shutil.which("gcc")
-X86_64_LINUX = sys.platform.startswith("linux") and platform.machine() == "x86_64"
 
 
 def build_wheel(out: Path, **env: str) -> tuple[Path, str]:
@@ -110,7 +104,7 @@ def test_wheel_installs_and_runs_vtrain_info(wheel: Path, tmp_path: Path) -> Non
         capture_output=True, text=True, check=True, cwd=tmp_path,
     )  # fmt: skip
     assert str(env_dir) in where.stdout
-    if COMPILER is not None and X86_64_LINUX:  # and the C block check runs from the wheel
+    if USED_HERE:  # and the C block check runs from the wheel
         native = subprocess.run(
             [str(python), "-c", "from vtrain.data import tfrecord; print(tfrecord._native())"],
             capture_output=True, text=True, check=True, cwd=tmp_path,

@@ -7,17 +7,20 @@ The reader's own tests (test_tfrecord.py) run through it and through the Python 
 
 from __future__ import annotations
 
-import platform
-import shutil
+import io
 import sys
+from types import SimpleNamespace
+from unittest import mock
 
 import pytest
+from c_module import USED_HERE
 from data_files import starts_of, tfrecord_bytes
 from fuzzing import examples
 from hypothesis import given
 from hypothesis import strategies as st
 
 from vtrain.data import tfrecord
+from vtrain.data.tfrecord import read_tfrecord
 from vtrain.storage.crc32c import crc32c
 
 MODULE = tfrecord._native()
@@ -40,16 +43,36 @@ def reference_first_bad(block: bytes, ends: list[int], skip: int, step: int) -> 
 LENGTHS = st.integers(0, 20) | st.integers(0, 3000)
 
 
-X86_64_LINUX = sys.platform.startswith("linux") and platform.machine() == "x86_64"
-
-
 @pytest.mark.skipif(
-    not (shutil.which("cc") and X86_64_LINUX),
+    not USED_HERE,
     reason="built only where a C compiler is, and used only with the x86-64 CRC32C instruction",
 )
 def test_the_c_block_check_is_built_and_used_where_a_compiler_is() -> None:
     # The editable install built it (hatch_build.py), and the reader takes it.
     assert MODULE is not None and MODULE.__name__ == "vtrain.data._checked_records"
+
+
+@pytest.mark.skipif(MODULE is None, reason="not built here: see test_wheel")
+def test_the_reader_checks_and_takes_its_crcs_through_the_module() -> None:
+    # The reader's tests hand it the module or none (test_tfrecord.py's fixture): this says
+    # that what it is handed is what it uses, for the blocks and for the headers' CRCs.
+    assert MODULE is not None
+    calls: list[str] = []
+
+    def block(*args: object) -> int | None:
+        calls.append("block")
+        return MODULE.first_bad(*args)
+
+    def crc(*args: object) -> int:
+        calls.append("crc")
+        return MODULE.crc32c(*args)
+
+    records = [b"one", b"two", b"three"]
+    with mock.patch.object(
+        tfrecord, "_native", lambda: SimpleNamespace(first_bad=block, crc32c=crc)
+    ):
+        assert list(read_tfrecord(io.BytesIO(tfrecord_bytes(records)), "f.tfrecord")) == records
+    assert sorted(set(calls)) == ["block", "crc"]
 
 
 @pytest.mark.skipif(NATIVE is None, reason="not built here: see test_wheel")
