@@ -148,6 +148,66 @@ def raise_all(errors: list[VtrainError]) -> None:
         raise ErrorList(errors)
 
 
+class Problems:
+    """Every problem found in one pass over a document or a command line, raised together.
+
+    `bad` records one problem (an error of `kind`, UsageError unless told), `add` the
+    errors a reader raised, and `raise_all` raises nothing, the one problem, or an
+    ErrorList of all of them: every "all problems at once" refusal has this one shape.
+    With `dedupe`, a problem already recorded (the same message) is recorded once.
+    """
+
+    def __init__(
+        self,
+        source: str | None = None,
+        *,
+        kind: type[VtrainError] | None = None,
+        dedupe: bool = False,
+    ) -> None:
+        self.source = source
+        """The default source of `bad`'s problems (a variable, a file, a flag)."""
+        self.kind: type[VtrainError] = UsageError if kind is None else kind
+        self.errors: list[VtrainError] = []
+        self._dedupe = dedupe
+
+    def bad(
+        self,
+        where: str | None,
+        problem: str,
+        value: Any = ...,
+        expected: str | None = None,
+        hint: str | None = None,
+        *,
+        source: str | None = None,
+        kind: type[VtrainError] | None = None,
+    ) -> None:
+        """One problem at `where`: the path inside `source` when one is set, else the source."""
+        origin = self.source if source is None else source
+        path = where if origin is not None else None
+        origin = origin if origin is not None else where
+        made = (kind or self.kind)(
+            problem, source=origin, path=path, value=value, expected=expected, hint=hint
+        )
+        self.add(made)
+
+    def add(self, *errors: VtrainError) -> None:
+        """Problems found by a reader that raises (a nested document, a flag's value)."""
+        for error in errors:
+            if self._dedupe and any(str(e) == str(error) for e in self.errors):
+                continue
+            self.errors.append(error)
+
+    def __bool__(self) -> bool:
+        return bool(self.errors)
+
+    def __len__(self) -> int:
+        return len(self.errors)
+
+    def raise_all(self) -> None:
+        """Raise nothing, the one problem, or all of them together."""
+        raise_all(self.errors)
+
+
 def positive_seconds(
     value: object, source: str, problem: str, expected: str = "seconds > 0"
 ) -> float:

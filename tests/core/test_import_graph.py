@@ -35,6 +35,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "vtrain.frozen",
         "vtrain.os_hints",
         "vtrain.errors",
+        "vtrain.log",
         "vtrain.variables",
         "vtrain.yaml_errors",
         "vtrain.documents",

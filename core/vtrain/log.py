@@ -1,0 +1,66 @@
+"""vtrain's one voice: every line vtrain says is a record of the `vtrain` logger or a child.
+
+A module asks `logger(__name__)`: `vtrain.checkpoints.manager` is itself, a plugin's
+`vtrain_pytorch.state` becomes `vtrain.pytorch.state`, so one name (`vtrain`) silences,
+raises or redirects all of vtrain with the standard `logging` configuration.
+
+Until the program configures logging itself, the `vtrain` logger shows its records at
+INFO and above on stderr, as they are written (the lines vtrain printed before it
+spoke through `logging`). Once the root logger has a handler (`logging.basicConfig`,
+`dictConfig`), that default steps aside and the records reach the program's handlers
+instead; `logging.getLogger("vtrain").setLevel(logging.WARNING)` quiets vtrain's notes,
+`.propagate = False` with a handler of one's own redirects them.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+ROOT = "vtrain"
+_PLUGIN_PREFIX = "vtrain_"
+
+
+class _DefaultHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """stderr, looked up at each record (a test's capture, a replaced sys.stderr), and only
+    while the program has not configured logging itself."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setFormatter(logging.Formatter("%(message)s"))
+
+    @property  # type: ignore[override]
+    def stream(self):  # type: ignore[no-untyped-def]
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: object) -> None:
+        pass  # StreamHandler.__init__ sets it; stderr is read at each record instead
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        # The program's own handlers on the root: it has chosen where lines go.
+        return not logging.getLogger().handlers and bool(super().filter(record))
+
+
+def _root() -> logging.Logger:
+    top = logging.getLogger(ROOT)
+    if not any(isinstance(h, _DefaultHandler) for h in top.handlers):
+        top.addHandler(_DefaultHandler())
+        if top.level == logging.NOTSET:
+            top.setLevel(logging.INFO)
+    return top
+
+
+def logger(name: str = ROOT) -> logging.Logger:
+    """The logger of module `name`, a child of `vtrain` (a plugin's modules included)."""
+    _root()
+    if name.startswith(_PLUGIN_PREFIX):
+        name = ROOT + "." + name[len(_PLUGIN_PREFIX) :]
+    elif name != ROOT and not name.startswith(ROOT + "."):
+        name = f"{ROOT}.{name}"
+    return logging.getLogger(name)
+
+
+def default_handler_active() -> bool:
+    """True while vtrain's own stderr handler shows its records (logging not configured)."""
+    return not logging.getLogger().handlers
