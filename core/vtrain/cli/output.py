@@ -1,0 +1,34 @@
+"""What the command line shows: a command's results on stdout, its one error line on stderr,
+and vtrain's log records on the console.
+
+This is the one module of vtrain that prints. Everything else speaks through
+`vtrain.log`; `console()` is where the command line decides how that looks on a
+terminal (as the lines always looked: the record's message, on stderr).
+"""
+
+from __future__ import annotations
+
+import sys
+
+# `typing` costs milliseconds at start-up; the names are for the type checker only.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import TextIO
+
+
+def say(text: str = "", *, end: str = "\n", stream: TextIO | None = None) -> None:
+    """A command's result (a table, a verdict, JSON), on stdout unless told, flushed."""
+    print(text, end=end, file=sys.stdout if stream is None else stream, flush=True)
+
+
+def complain(text: str) -> None:
+    """A line for the person at the terminal on stderr: an error, a note about the command."""
+    print(text, file=sys.stderr, flush=True)
+
+
+def console() -> None:
+    """Show vtrain's log records on the console, at INFO and above, as vtrain has always shown
+    them (unless the program configured logging itself: then its handlers decide)."""
+    from vtrain.log import logger
+
+    logger()
