@@ -38,7 +38,10 @@ def _hook(kind: type[BaseException], error: BaseException, tb: TracebackType | N
     if line is None:
         _previous[0](kind, error, tb)
     else:
-        print(f"{os.path.basename(sys.argv[0]) or 'python'}: error: {line}", file=sys.stderr)
+        # The script's last word, as Python's own hook writes its traceback: straight to stderr,
+        # not through logging, which the script may have silenced.
+        sys.stderr.write(f"{os.path.basename(sys.argv[0]) or 'python'}: error: {line}\n")
+        sys.stderr.flush()
 
 
 _previous = [sys.__excepthook__]

@@ -87,4 +87,7 @@ def print_outputs(environ: Mapping[str, str] | None = None, *, file: TextIO | No
         ("tuning metric", ctx.metric_file),
     ]
     text = summary(rows, ctx.tensorboard_dir, title="outputs of this run:")
-    print(text, file=sys.stdout if file is None else file, flush=True)
+    # Asked for by the script, to the file it names: a result, not one of vtrain's notes.
+    stream = sys.stdout if file is None else file
+    stream.write(text + "\n")
+    stream.flush()

@@ -4,8 +4,11 @@ A package here is a sub-package or a top-level module of vtrain (`vtrain.storage
 `vtrain.context`), plus the root `vtrain` itself. Every import counts, also the lazy
 ones inside functions (a lazy import is still a dependency; it only moves the cost),
 and so does an import by name: a string that names a vtrain module, or an f-string
-that starts with one's dotted prefix. Imports under `if TYPE_CHECKING:` do not count:
-they never run, and a type may name a higher layer's class without depending on it.
+that starts with one's dotted prefix. Imports under `if TYPE_CHECKING:` do not count for
+the layers: they never run, and a type may name a higher layer's class without depending on
+it. Between modules they count: two modules that name each other's types are one idea cut
+in two, and no cycle at all, typed or run, is allowed between modules of the core or of a
+plugin.
 """
 
 from __future__ import annotations
@@ -62,16 +65,6 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("vtrain", "vtrain.__main__"),
 )
 
-# Lazy imports left out of the check for cycles between modules (never between packages),
-# each with its reason.
-ALLOWED_MODULE_CYCLES: Mapping[tuple[str, str], str] = {
-    ("vtrain.cluster.info", "vtrain.cluster.detect"): (
-        "ClusterInfo.from_env and from_json, the value's named constructors, call the "
-        "readers that build it"
-    ),
-}
-
-
 @dataclass(frozen=True)
 class Edge:
     """`source` imports `target` at `line`."""
@@ -103,16 +96,17 @@ def _type_checking(test: ast.expr) -> bool:
     return name == "TYPE_CHECKING"
 
 
-def _nodes(tree: ast.AST) -> Iterator[ast.AST]:
-    """Every node that runs: all of them but the bodies of `if TYPE_CHECKING:`."""
+def _nodes(tree: ast.AST, typed: bool = False) -> Iterator[ast.AST]:
+    """Every node that runs: all of them but the bodies of `if TYPE_CHECKING:` (with `typed`,
+    those too)."""
     for child in ast.iter_child_nodes(tree):
-        if isinstance(child, ast.If) and _type_checking(child.test):
+        if not typed and isinstance(child, ast.If) and _type_checking(child.test):
             for other in child.orelse:
                 yield other
-                yield from _nodes(other)
+                yield from _nodes(other, typed)
             continue
         yield child
-        yield from _nodes(child)
+        yield from _nodes(child, typed)
 
 
 def _named(module: str, known: Mapping[str, Path], top: str) -> str | None:
@@ -124,11 +118,13 @@ def _named(module: str, known: Mapping[str, Path], top: str) -> str | None:
     return module
 
 
-def imports(module: str, known: Mapping[str, Path], top: str = "vtrain") -> Iterator[Edge]:
+def imports(
+    module: str, known: Mapping[str, Path], top: str = "vtrain", typed: bool = False
+) -> Iterator[Edge]:
     """The modules of `top` that `module` imports, lazily or not, by statement or by name."""
     path = known[module]
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    for node in _nodes(ast.parse(path.read_text(), str(path))):
+    for node in _nodes(ast.parse(path.read_text(), str(path)), typed):
         targets: list[str] = []
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
@@ -159,10 +155,10 @@ def package_of(module: str) -> str:
     return ".".join(module.split(".")[:2])
 
 
-def graph(root: Path = CORE, top: str = "vtrain") -> list[Edge]:
+def graph(root: Path = CORE, top: str = "vtrain", typed: bool = False) -> list[Edge]:
     """Every import edge between the modules of the package `top` under `root`."""
     known = module_files(root, top)
-    return [edge for module in known for edge in imports(module, known, top)]
+    return [edge for module in known for edge in imports(module, known, top, typed)]
 
 
 def cycles(edges: Iterable[tuple[str, str]]) -> list[list[str]]:
@@ -237,15 +233,15 @@ def test_no_cycle_between_packages(edges: list[Edge]) -> None:
     assert not found, "\n".join(_explain(c, edges, package_of) for c in found)
 
 
-def test_no_cycle_between_modules(edges: list[Edge]) -> None:
-    kept = [e for e in edges if (e.source, e.target) not in ALLOWED_MODULE_CYCLES]
-    found = cycles((e.source, e.target) for e in kept)
-    assert not found, "\n".join(_explain(c, kept, str) for c in found)
+def test_no_cycle_between_modules() -> None:
+    edges = graph(typed=True)
+    found = cycles((e.source, e.target) for e in edges)
+    assert not found, "\n".join(_explain(c, edges, str) for c in found)
 
 
 @pytest.mark.parametrize("top", sorted(PLUGINS))
 def test_no_cycle_inside_a_plugin(top: str) -> None:
-    edges = graph(PLUGINS[top], top)
+    edges = graph(PLUGINS[top], top, typed=True)
     found = cycles((e.source, e.target) for e in edges)
     assert not found, "\n".join(_explain(c, edges, str) for c in found)
 
@@ -273,12 +269,6 @@ def test_no_module_imports_a_higher_layer(edges: list[Edge]) -> None:
         if layer[package_of(e.target)] > layer[package_of(e.source)]
     ]
     assert not upward, "\n".join(upward)
-
-
-def test_the_allowed_cycles_still_exist(edges: list[Edge]) -> None:
-    # An allowed edge that is gone must leave the list: a new import along it would pass unseen.
-    present = {(e.source, e.target) for e in edges}
-    assert present >= set(ALLOWED_MODULE_CYCLES)
 
 
 def test_the_reader_sees_every_kind_of_import(tmp_path: Path) -> None:
@@ -313,3 +303,6 @@ def test_the_reader_sees_every_kind_of_import(tmp_path: Path) -> None:
         ("vtrain.low", 11),
         ("vtrain.sub.a", 12),
     }
+    # Typed, the import under `if TYPE_CHECKING:` (line 6) counts too: a cycle through it is one.
+    typed = {(e.target, e.line) for e in graph(tmp_path, typed=True) if e.source == "vtrain.sub.b"}
+    assert typed == found | {("vtrain.low", 6)}

@@ -53,7 +53,9 @@ class _Version(argparse.Action):
     # argparse's own "version" action needs the text up front: reading the metadata
     # at every start would cost each command for the one that asks.
     def __call__(self, parser: argparse.ArgumentParser, *args: object, **kwargs: object) -> None:
-        print(f"vtrain {version()}")
+        from vtrain.cli.output import say
+
+        say(f"vtrain {version()}")
         parser.exit()
 
 
@@ -175,7 +177,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         status: int = args.run(args)
     except VtrainError as e:
         # A person reads this: the message says what to fix; a traceback would only bury it.
-        print(error_line(f"vtrain {args.command}", shown(e)), file=sys.stderr)
+        from vtrain.cli.output import complain
+
+        complain(error_line(f"vtrain {args.command}", shown(e)))
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         return 130

@@ -8,6 +8,7 @@ import os
 from typing import Any
 
 from vtrain import plugins
+from vtrain.cli.output import say
 from vtrain.cluster import ClusterInfo
 from vtrain.cluster.leader import leads
 from vtrain.context import RunContext
@@ -92,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
     """Print the description, for a person or as JSON."""
     described = describe(data=args.data)
     if args.json:
-        print(json.dumps(described, sort_keys=True))
+        say(json.dumps(described, sort_keys=True))
         return 0
     rank = described["rank"]
     lines = [
@@ -136,5 +137,5 @@ def run(args: argparse.Namespace) -> int:
                 shown = f"{entry['uri']}  ({entry['files']} files)"
             lines.append(f"  {split:<17}{shown}")
     # Escaped line by line: any of these values may hold a control character or a lone surrogate.
-    print("\n".join(printable(line) for line in lines))
+    say("\n".join(printable(line) for line in lines))
     return 0

@@ -5,12 +5,13 @@ from __future__ import annotations
 import argparse
 import os
 import signal
-import sys
 from collections.abc import Mapping
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from vtrain.cli.arguments import integer
+from vtrain.cli.output import say
+from vtrain.log import logger
 from vtrain.errors import UsageError
 
 if TYPE_CHECKING:
@@ -139,6 +140,8 @@ def run(args: argparse.Namespace) -> int:
     from vtrain.tune.study_file import read_study
     from vtrain.tune.table import progress_line, summary
 
+    log = logger("vtrain.tune")
+
     command = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
     if not command and not args.resume:
         raise UsageError(
@@ -148,10 +151,7 @@ def run(args: argparse.Namespace) -> int:
         )
     study = read_study(args.study)
     for field in study.ignored:
-        print(
-            f"vtrain tune: note: {args.study}: {field} is ignored by the local runner",
-            file=sys.stderr,
-        )
+        log.info(f"vtrain tune: note: {args.study}: {field} is ignored by the local runner")
     output_dir = args.output_dir or default_output_dir(args.study, os.environ)
     settled = settle(
         output_dir,
@@ -163,7 +163,7 @@ def run(args: argparse.Namespace) -> int:
         new_study=args.new_study,
     )
     for note in settled.notes:
-        print(redact_text(note), file=sys.stderr)
+        log.info(redact_text(note))
     study = settled.study
     runner = StudyRunner(
         study,
@@ -172,20 +172,19 @@ def run(args: argparse.Namespace) -> int:
         replicas=settled.replicas,
         parallel=args.parallel,
         seed=settled.seed,
-        progress=lambda event, trial, r: print(
-            redact_text(progress_line(event, _shown_trial(trial), r)), file=sys.stderr, flush=True
+        progress=lambda event, trial, r: log.info(
+            redact_text(progress_line(event, _shown_trial(trial), r))
         ),
     )
     if settled.set_aside:
         kept = set_aside(output_dir)
-        print(f"vtrain tune: a new study; the earlier one is kept in {kept}", file=sys.stderr)
-    print(
+        log.info(f"vtrain tune: a new study; the earlier one is kept in {kept}")
+    log.info(
         f"vtrain tune: {study.algorithm}, up to {study.max_trial_count} trials, "
-        f"{runner.parallel} at once, into {runner.output_dir}",
-        file=sys.stderr,
+        f"{runner.parallel} at once, into {runner.output_dir}"
     )
     if settled.recorded is not None:
-        print(_resuming(runner, settled.recorded), file=sys.stderr)
+        log.info(_resuming(runner, settled.recorded))
     received: list[int] = []
 
     def interrupt(signum: int, frame: FrameType | None) -> None:
@@ -204,14 +203,14 @@ def run(args: argparse.Namespace) -> int:
         with reaping():  # what a trial orphans comes back to us, and goes with the study
             result = runner.run()
     except _Interrupted as e:
-        print(_interrupted(runner, e.signum, args.new_study), file=sys.stderr, flush=True)
+        log.warning(_interrupted(runner, e.signum, args.new_study))
         return 128 + e.signum  # as a shell reports it: 130 for Ctrl-C, 143 for SIGTERM
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-    print(redact_text(summary(study, _shown(result))))
+    say(redact_text(summary(study, _shown(result))))
     if result.best is not None:
-        print(redact_text(_outputs(runner, result.best.trial_id)))
+        say(redact_text(_outputs(runner, result.best.trial_id)))
     return 0 if result.status == SUCCEEDED else 1
 
 

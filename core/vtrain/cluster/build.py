@@ -1,7 +1,9 @@
 """The checks every source passes through before it becomes a `ClusterInfo`.
 
 Each reader (CLUSTER_SPEC, TF_CONFIG, torchrun, Kubeflow) only translates its
-own format; the rules that make a cluster valid live here, once.
+own format; the rules that make a cluster valid live here, once. What a reader
+returns is the checked fields, and `ClusterInfo.from_env` makes the value: so
+the readers sit below the value's module, not beside it in a cycle.
 """
 
 from __future__ import annotations
@@ -9,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from vtrain.cluster.fields import address_key
-from vtrain.cluster.info import ClusterInfo
 from vtrain.cluster.roles import CHIEF, EVALUATOR, WORKER
 from vtrain.errors import ConfigError
 
@@ -33,8 +34,8 @@ def checked(
     evaluator_outside: bool = False,
     sparse: bool = False,
     **process: int | None,
-) -> ClusterInfo:
-    """A `ClusterInfo` whose cluster, role and index agree with each other.
+) -> dict[str, Any]:
+    """A `ClusterInfo`'s fields, whose cluster, role and index agree with each other.
 
     `evaluator_outside` allows an evaluator that is not listed in the cluster:
     Vertex writes TF_CONFIG that way on purpose, because a ParameterServerStrategy
@@ -94,7 +95,7 @@ def checked(
             + ", ".join(str(i) for i, a in enumerate(replicas) if a is not None),
         )
     _check_unique(variable, cluster, role_names)
-    return ClusterInfo(
+    return dict(
         cluster=cluster,
         role=role,
         index=index,

@@ -6,7 +6,6 @@ from collections.abc import Mapping
 
 from vtrain.cluster import fields
 from vtrain.cluster.build import checked
-from vtrain.cluster.info import ClusterInfo
 from vtrain.cluster.roles import NAMED_ROLES, REDUCTION_SERVER, VERTEX_POOLS
 from vtrain.errors import ConfigError
 
@@ -26,12 +25,12 @@ def present(environ: Mapping[str, str]) -> bool:
     return fields.lists_a_task(environ, VARIABLE, lambda doc: doc.get("cluster"))
 
 
-def read(environ: Mapping[str, str]) -> ClusterInfo:
+def read(environ: Mapping[str, str]) -> dict[str, Any]:
     """The cluster CLUSTER_SPEC describes."""
     return parse(environ[VARIABLE])
 
 
-def parse(text: str | bytes, variable: str = VARIABLE) -> ClusterInfo:
+def parse(text: str | bytes, variable: str = VARIABLE) -> dict[str, Any]:
     """Parse a CLUSTER_SPEC document from either platform."""
     doc = fields.mapping(variable, "", fields.parse_json(variable, text))
     raw_cluster = fields.mapping(variable, "cluster", _required(variable, doc, "cluster"))

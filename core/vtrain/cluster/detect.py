@@ -11,15 +11,37 @@ from vtrain.cluster import (
     torch_env_reader,
     torchrun_reader,
 )
-from vtrain.cluster.info import ClusterInfo
-from vtrain.cluster.roles import PS, REDUCTION_SERVER
+from vtrain.cluster.roles import CHIEF, PS, REDUCTION_SERVER
 from vtrain.errors import ConfigError, ConflictError, UsageError
 from vtrain.variables import check_trial_id
 
 # `typing` costs milliseconds at start-up; the names are for the type checker only.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Protocol
+    from collections.abc import Callable
+    from typing import Any, Protocol, TypeVar
+
+    V = TypeVar("V", bound="Described")
+
+    class Described(Protocol):
+        """What detection reads of the value it makes (a ClusterInfo, which calls it): named
+        here, so that the readers and their order do not depend on the value's module."""
+
+        @property
+        def source(self) -> str: ...
+        @property
+        def source_role(self) -> str: ...
+        @property
+        def role(self) -> str: ...
+        @property
+        def index(self) -> int: ...
+        @property
+        def trial_id(self) -> str | None: ...
+        @property
+        def rank(self) -> int | None: ...
+        @property
+        def num_trainers(self) -> int: ...
+        def replace(self: V, **changes: Any) -> V: ...
 
     class Source(Protocol):
         """What each reader module holds: its name, a test, and the reader."""
@@ -28,7 +50,7 @@ if TYPE_CHECKING:
 
         def present(self, environ: Mapping[str, str]) -> bool: ...
 
-        def read(self, environ: Mapping[str, str]) -> ClusterInfo: ...
+        def read(self, environ: Mapping[str, str]) -> dict[str, Any]: ...
 
 
 # The order is the point of this module. Earlier sources are more complete and
@@ -58,8 +80,17 @@ OVERRIDE = "VTRAIN_CLUSTER_SOURCE"
 DOCUMENTS = {r.NAME: r.VARIABLE for r in (cluster_spec_reader, tf_config_reader)}
 
 
-def detect(environ: Mapping[str, str]) -> ClusterInfo:
-    """The cluster described by the first source that is set, cross-checked with the others."""
+def single() -> dict[str, Any]:
+    """The fields of a cluster of one: this process is the chief, rank 0."""
+    return {"cluster": {CHIEF: (None,)}, "role": CHIEF, "index": 0, "source": "single"}
+
+
+def detect(environ: Mapping[str, str], make: Callable[..., V]) -> V:
+    """The cluster described by the first source that is set, cross-checked with the others.
+
+    `make` makes the value from its fields (ClusterInfo, whose `from_env` calls this): the
+    readers give checked fields, and the value is made here.
+    """
     forced = environ.get(OVERRIDE, "").strip()
     names = [*(s.NAME for s in SOURCES), "single"]
     if forced and forced not in names:
@@ -79,16 +110,16 @@ def detect(environ: Mapping[str, str]) -> ClusterInfo:
                 hint="set that source's variables, or unset " + OVERRIDE,
             )
         if source.present(environ) and (not forced or forced == source.NAME):
-            info = source.read(environ)
+            info = make(**source.read(environ))
             break
     if info is None:
-        info = ClusterInfo.single()
+        info = make(**single())
     if not forced:
-        _cross_check(info, environ)
+        _cross_check(info, environ, make)
     return _with_process_and_trial(info, environ)
 
 
-def from_document(variable: str, text: str | bytes) -> ClusterInfo:
+def from_document(variable: str, text: str | bytes, make: Callable[..., V]) -> V:
     """Parse one CLUSTER_SPEC or TF_CONFIG document, named by `variable`."""
     readers = {"CLUSTER_SPEC": cluster_spec_reader.parse, "TF_CONFIG": tf_config_reader.parse}
     if variable not in readers:
@@ -98,18 +129,18 @@ def from_document(variable: str, text: str | bytes) -> ClusterInfo:
             value=variable,
             expected="CLUSTER_SPEC or TF_CONFIG",
         )
-    return readers[variable](text)
+    return make(**readers[variable](text))
 
 
-def _same_task(info: ClusterInfo) -> tuple[str, int]:
+def _same_task(info: Described) -> tuple[str, int]:
     # Vertex's TF_CONFIG names a Reduction Server replica "ps"; that is no disagreement.
     return (PS if info.role == REDUCTION_SERVER else info.role, info.index)
 
 
-def _cross_check(info: ClusterInfo, environ: Mapping[str, str]) -> None:
+def _cross_check(info: V, environ: Mapping[str, str], make: Callable[..., V]) -> None:
     """Refuse to pick a side silently when two sources describe this replica differently."""
     if info.source == cluster_spec_reader.NAME and tf_config_reader.present(environ):
-        other = tf_config_reader.read(environ)
+        other = make(**tf_config_reader.read(environ))
         if _same_task(other) != _same_task(info) or (
             other.trial_id and info.trial_id and other.trial_id != info.trial_id
         ):
@@ -142,7 +173,7 @@ def _cross_check(info: ClusterInfo, environ: Mapping[str, str]) -> None:
                 )
 
 
-def _with_process_and_trial(info: ClusterInfo, environ: Mapping[str, str]) -> ClusterInfo:
+def _with_process_and_trial(info: V, environ: Mapping[str, str]) -> V:
     changes: dict[str, object] = {}
     if info.source != torchrun_reader.NAME and torchrun_reader.present(environ):
         # torchrun inside a Vertex replica: the cluster is the platform's, the

@@ -111,19 +111,21 @@ class ClusterInfo(Frozen):
         """Read this replica's cluster from the environment (default `os.environ`)."""
         from vtrain.cluster.detect import detect
 
-        return detect(os.environ if environ is None else environ)
+        return detect(os.environ if environ is None else environ, cls)
 
     @classmethod
     def from_json(cls, text: str | bytes, *, variable: str = "CLUSTER_SPEC") -> ClusterInfo:
         """Parse one document: a CLUSTER_SPEC or a TF_CONFIG, as named by `variable`."""
         from vtrain.cluster.detect import from_document
 
-        return from_document(variable, text)
+        return from_document(variable, text, cls)
 
     @classmethod
     def single(cls) -> ClusterInfo:
         """A cluster of one: this process is the chief, rank 0."""
-        return cls(cluster={CHIEF: (None,)}, role=CHIEF, index=0, source="single")
+        from vtrain.cluster.detect import single
+
+        return cls(**single())
 
     # -- derived -------------------------------------------------------------------------
 

@@ -6,7 +6,6 @@ from collections.abc import Mapping
 
 from vtrain.cluster import fields
 from vtrain.cluster.build import checked
-from vtrain.cluster.info import ClusterInfo
 from vtrain.cluster.roles import NAMED_ROLES
 from vtrain.errors import ConfigError
 
@@ -39,7 +38,7 @@ def _cluster_of(doc: Mapping[str, Any]) -> tuple[str, Any]:
     return "cluster", doc.get("cluster") or {}
 
 
-def read(environ: Mapping[str, str]) -> ClusterInfo:
+def read(environ: Mapping[str, str]) -> dict[str, Any]:
     """The cluster TF_CONFIG describes."""
     return parse(environ[VARIABLE])
 
@@ -60,7 +59,7 @@ def _own_task_in_place(cluster: Mapping[str, Any], task: Mapping[str, Any]) -> d
     return cluster
 
 
-def parse(text: str | bytes, variable: str = VARIABLE) -> ClusterInfo:
+def parse(text: str | bytes, variable: str = VARIABLE) -> dict[str, Any]:
     """Parse a TF_CONFIG document.
 
     `environment: "cloud"` is ignored: `gcloud ai-platform local train` writes it

@@ -16,9 +16,13 @@ from collections.abc import Mapping
 
 from vtrain.cluster import fields
 from vtrain.cluster.build import checked
-from vtrain.cluster.info import ClusterInfo
 from vtrain.cluster.roles import CHIEF, WORKER
 from vtrain.errors import ConfigError, ConflictError
+
+# `typing` costs milliseconds at start-up; the names are for the type checker only.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 NAME = "torch_env"
 _KUBEFLOW_MARKERS = ("PET_NNODES", "PET_NPROC_PER_NODE", "PET_MASTER_ADDR", "WORKER_ADDRS")
@@ -72,7 +76,7 @@ def out_of_range(name: str, value: int, limit_name: str, limit: int) -> ConfigEr
     )
 
 
-def read(environ: Mapping[str, str]) -> ClusterInfo:
+def read(environ: Mapping[str, str]) -> dict[str, Any]:
     """A cluster from env:// variables; a replica is a machine (a pod)."""
     why = "RANK or WORLD_SIZE is set"
     world = fields.env_required_int(environ, "WORLD_SIZE", why, minimum=1)

@@ -12,11 +12,15 @@ from collections.abc import Mapping
 
 from vtrain.cluster import fields
 from vtrain.cluster.build import checked
-from vtrain.cluster.info import ClusterInfo
 from vtrain.cluster.roles import CHIEF, WORKER
 from vtrain.cluster.torch_env_reader import master_address, out_of_range, platform
 from vtrain.errors import ConfigError
 from vtrain.variables import LOCAL_LAUNCH
+
+# `typing` costs milliseconds at start-up; the names are for the type checker only.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 NAME = "torchrun"
 MARKER = "TORCHELASTIC_RUN_ID"
@@ -31,7 +35,7 @@ def present(environ: Mapping[str, str]) -> bool:
     return MARKER in environ or bool(environ.get(LOCAL_LAUNCH))
 
 
-def read(environ: Mapping[str, str]) -> ClusterInfo:
+def read(environ: Mapping[str, str]) -> dict[str, Any]:
     """A cluster of torchrun's processes: rank 0 is the chief."""
     marker = MARKER if MARKER in environ else LOCAL_LAUNCH
     why = f"{marker} is set, so its launcher should have set it"
@@ -67,10 +71,5 @@ def process_fields(environ: Mapping[str, str]) -> dict[str, int | None]:
     # A torchrun process of a platform replica: the whole process world is torchrun's,
     # so its RANK and WORLD_SIZE are checked as in `read`.
     processes = read(environ)
-    return {
-        "local_rank": processes.local_rank,
-        "local_world_size": processes.local_world_size,
-        "node_rank": processes.node_rank,
-        "process_rank": processes.process_rank,
-        "process_count": processes.process_count,
-    }
+    names = ("local_rank", "local_world_size", "node_rank", "process_rank", "process_count")
+    return {name: processes.get(name) for name in names}

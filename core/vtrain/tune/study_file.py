@@ -46,7 +46,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from vtrain.cluster.fields import BLANKS
-from vtrain.errors import ConfigError, MissingExtraError, VtrainError, raise_all
+from vtrain.errors import ConfigError, MissingExtraError, Problems
 from vtrain.hypertune.metric_file import RESERVED_KEYS
 from vtrain.tune.study import PARENT_VALUES, VALUE_SPECS, Condition, Metric, Parameter, Study, Value
 
@@ -137,23 +137,18 @@ class _Fields:
             if key in ignored_names:
                 self.parser.ignored.append(where)
             elif key not in known_names:
-                self.parser.fail(where, "unknown field", expected="one of " + ", ".join(known))
+                self.parser.problems.bad(where, "unknown field", expected="one of " + ", ".join(known))
 
 
 class _Parser:
     def __init__(self, source: str) -> None:
         self.source = source
-        self.errors: list[VtrainError] = []
+        self.problems = Problems(source, kind=ConfigError)
         self.ignored: list[str] = []
-
-    def fail(self, path: str, problem: str, value: Any = ..., expected: str | None = None) -> None:
-        self.errors.append(
-            ConfigError(problem, source=self.source, path=path, value=value, expected=expected)
-        )
 
     def fields(self, value: Any, path: str) -> _Fields | None:
         if not isinstance(value, Mapping):
-            self.fail(
+            self.problems.bad(
                 path or "(document)", "not a mapping", value, "a mapping of field names to values"
             )
             return None
@@ -162,7 +157,7 @@ class _Parser:
     def study(self, document: Any) -> Study:
         top = self.fields(document, "")
         if top is None:
-            raise_all(self.errors)
+            self.problems.raise_all()
             raise AssertionError("unreachable")
         counts = ("max_trial_count", "parallel_trial_count", "max_failed_trial_count")
         spec_fields = ("metrics", "parameters", "algorithm", "measurement_selection_type")
@@ -185,7 +180,7 @@ class _Parser:
             for i, root in enumerate(parameters):
                 for p in root.tree():
                     if p.type == "DOUBLE":
-                        self.fail(
+                        self.problems.bad(
                             f"{spec.where('parameters')}[{i}]",
                             "grid search cannot enumerate a DOUBLE parameter",
                             p.parameter_id,
@@ -193,13 +188,13 @@ class _Parser:
                         )
         if max_trials is not None and parallel is not None and parallel > max_trials:
             # Katib's webhook refuses it, and on Vertex the extra slots would never be used.
-            self.fail(
+            self.problems.bad(
                 top.where("parallel_trial_count"),
                 "more trials in parallel than in the whole study",
                 parallel,
                 f"at most max_trial_count ({max_trials})",
             )
-        raise_all(self.errors)
+        self.problems.raise_all()
         assert metric is not None and max_trials is not None
         assert parallel is not None and max_failed is not None
         return Study(
@@ -217,7 +212,7 @@ class _Parser:
     def choice(self, f: _Fields, name: str, allowed: tuple[str, ...], default: str) -> str:
         value = f.get(name, default)
         if value not in allowed:
-            self.fail(f.where(name), "unknown value", value, "one of " + ", ".join(allowed))
+            self.problems.bad(f.where(name), "unknown value", value, "one of " + ", ".join(allowed))
             return default
         return str(value)
 
@@ -225,12 +220,12 @@ class _Parser:
         value = f.get(name)
         if value is None:
             if default is None:
-                self.fail(f.where(name), "missing", expected=f"an integer >= {minimum}")
+                self.problems.bad(f.where(name), "missing", expected=f"an integer >= {minimum}")
             return default
         number = _integer(value, MAX_COUNT)
         if number is None or number < minimum:
             expected = f"an integer >= {minimum}, at most {MAX_COUNT} (int32, as on Vertex)"
-            self.fail(f.where(name), "not a count", value, expected)
+            self.problems.bad(f.where(name), "not a count", value, expected)
             return default
         return number
 
@@ -238,7 +233,7 @@ class _Parser:
         metrics = spec.get("metrics")
         where = spec.where("metrics")
         if not isinstance(metrics, list) or len(metrics) != 1:
-            self.fail(where, "need exactly one metric", metrics, "a list of one {metric_id, goal}")
+            self.problems.bad(where, "need exactly one metric", metrics, "a list of one {metric_id, goal}")
             return None
         f = self.fields(metrics[0], f"{where}[0]")
         if f is None:
@@ -246,7 +241,7 @@ class _Parser:
         f.unknown(("metric_id", "goal", "safety_config"))
         metric_id = f.get("metric_id")
         if not isinstance(metric_id, str) or not metric_id or metric_id in RESERVED_KEYS:
-            self.fail(
+            self.problems.bad(
                 f.where("metric_id"),
                 "not a metric tag",
                 metric_id,
@@ -254,7 +249,7 @@ class _Parser:
             )
         goal = self.choice(f, "goal", GOALS, "MAXIMIZE") if f.get("goal") is not None else None
         if goal is None:
-            self.fail(f.where("goal"), "missing", expected=" or ".join(GOALS))
+            self.problems.bad(f.where("goal"), "missing", expected=" or ".join(GOALS))
         if not isinstance(metric_id, str) or goal is None:
             return None
         return Metric(metric_id, goal)
@@ -263,7 +258,7 @@ class _Parser:
         items = spec.get("parameters")
         where = spec.where("parameters")
         if not isinstance(items, list) or not items:
-            self.fail(where, "need at least one parameter", items, "a non-empty list")
+            self.problems.bad(where, "need at least one parameter", items, "a non-empty list")
             return []
         found: list[Parameter] = []
         seen: set[str] = set()
@@ -274,7 +269,7 @@ class _Parser:
             # Conditional parameters are flags too: one id, one flag, across the whole tree.
             for p in parameter.tree():
                 if p.parameter_id in seen:
-                    self.fail(
+                    self.problems.bad(
                         f"{where}[{i}].parameter_id" if p is parameter else f"{where}[{i}]",
                         "duplicate parameter",
                         p.parameter_id,
@@ -289,10 +284,10 @@ class _Parser:
         if f is None:
             return None
         f.unknown(("parameter_id", "scale_type", *VALUE_SPECS, "conditional_parameter_specs"))
-        errors_before = len(self.errors)
+        errors_before = len(self.problems)
         pid = f.get("parameter_id")
         if not isinstance(pid, str) or not _FLAG_NAME.fullmatch(pid):
-            self.fail(
+            self.problems.bad(
                 f.where("parameter_id"),
                 "not a flag name",
                 pid,
@@ -300,7 +295,7 @@ class _Parser:
             )
         specs = [name for name in VALUE_SPECS if f.key(name) is not None]
         if len(specs) != 1:
-            self.fail(
+            self.problems.bad(
                 path,
                 "need exactly one value spec",
                 specs or None,
@@ -311,7 +306,7 @@ class _Parser:
         scale_name = f.get("scale_type", "LINEAR")
         scale = SCALES.get(scale_name) if isinstance(scale_name, str) else None
         if scale is None:
-            self.fail(
+            self.problems.bad(
                 f.where("scale_type"), "unknown scale", scale_name, "one of " + ", ".join(SCALES)
             )
             scale = "LINEAR"
@@ -323,25 +318,25 @@ class _Parser:
             low, high = (self.bound(inner, n, kind) for n in ("min_value", "max_value"))
             if low is not None and high is not None:
                 if low > high:
-                    self.fail(inner.where("max_value"), "below min_value", high, f"at least {low}")
+                    self.problems.bad(inner.where("max_value"), "below min_value", high, f"at least {low}")
                 if scale != "LINEAR" and low <= 0:
-                    self.fail(
+                    self.problems.bad(
                         inner.where("min_value"),
                         f"a {scale} scale needs a positive range",
                         low,
                         "min_value > 0",
                     )
-            if len(self.errors) > errors_before:
+            if len(self.problems) > errors_before:
                 return None
             parameter = Parameter(str(pid), kind, min_value=low, max_value=high, scale=scale)
         else:
             inner.unknown(("values", "default_value"))
             values = self.values(inner, kind)
-            if len(self.errors) > errors_before or values is None:
+            if len(self.problems) > errors_before or values is None:
                 return None
             parameter = Parameter(str(pid), kind, values=values, scale=scale)
         conditions = self.conditions(f, parameter)
-        if len(self.errors) > errors_before:
+        if len(self.problems) > errors_before:
             return None
         return dataclasses.replace(parameter, conditions=conditions)
 
@@ -352,7 +347,7 @@ class _Parser:
             return ()
         where = f.where("conditional_parameter_specs")
         if parent.type not in PARENT_VALUES:
-            self.fail(
+            self.problems.bad(
                 where,
                 f"a {parent.type} parameter cannot be a parent",
                 parent.parameter_id,
@@ -361,7 +356,7 @@ class _Parser:
             )
             return ()
         if not isinstance(items, list) or not items:
-            self.fail(where, "need at least one conditional parameter", items, "a non-empty list")
+            self.problems.bad(where, "need at least one conditional parameter", items, "a non-empty list")
             return ()
         field = PARENT_VALUES[parent.type]
         found = []
@@ -372,7 +367,7 @@ class _Parser:
             c.unknown((*PARENT_VALUES.values(), "parameter_spec"))
             wrong = [n for n in PARENT_VALUES.values() if n != field and c.key(n) is not None]
             if wrong:
-                self.fail(
+                self.problems.bad(
                     c.where(wrong[0]),
                     f"not the parent values of the {parent.type} parameter",
                     parent.parameter_id,
@@ -390,13 +385,13 @@ class _Parser:
         holder = self.fields(c.get(field), c.where(field)) if c.key(field) else None
         if holder is None:
             if c.key(field) is None:
-                self.fail(c.where(field), "missing", expected=f"{field}: {{values: [...]}}")
+                self.problems.bad(c.where(field), "missing", expected=f"{field}: {{values: [...]}}")
             return None
         holder.unknown(("values",))
         values = holder.get("values")
         where = holder.where("values")
         if not isinstance(values, list) or not values:
-            self.fail(where, "need at least one parent value", values, "a non-empty list")
+            self.problems.bad(where, "need at least one parent value", values, "a non-empty list")
             return None
         found: list[Value] = []
         for i, v in enumerate(values):
@@ -411,7 +406,7 @@ class _Parser:
                 ok = value is not None and not isinstance(v, bool) and v in parent.values
                 takes = "one of " + ", ".join(map(str, parent.values))
             if not ok or value is None:
-                self.fail(f"{where}[{i}]", f"not a value of {parent.parameter_id!r}", v, takes)
+                self.problems.bad(f"{where}[{i}]", f"not a value of {parent.parameter_id!r}", v, takes)
             else:
                 found.append(value)
         return tuple(found) if len(found) == len(values) else None
@@ -432,37 +427,37 @@ class _Parser:
                 problem = "out of range"
             else:
                 problem = "not a number"
-            self.fail(f.where(name), problem, value, expected)
+            self.problems.bad(f.where(name), problem, value, expected)
         return number
 
     def values(self, f: _Fields, kind: str) -> tuple[Value, ...] | None:
         values = f.get("values")
         where = f.where("values")
         if not isinstance(values, list) or not values:
-            self.fail(where, "need at least one value", values, "a non-empty list")
+            self.problems.bad(where, "need at least one value", values, "a non-empty list")
             return None
         if kind == "CATEGORICAL":
             for i, v in enumerate(values):
                 if not isinstance(v, str):
-                    self.fail(
+                    self.problems.bad(
                         f"{where}[{i}]",
                         "not a string",
                         v,
                         "a string (quote it: YAML reads yes/no/on/off/1.0 as other types)",
                     )
             if len(set(map(str, values))) != len(values):
-                self.fail(where, "duplicate values", values, "distinct strings")
+                self.problems.bad(where, "duplicate values", values, "distinct strings")
             return tuple(str(v) for v in values)
         numbers: list[float] = []
         for i, v in enumerate(values):
             if isinstance(v, bool) or not isinstance(v, (int, float)) or _number(v) is None:
-                self.fail(f"{where}[{i}]", "not a number", v, "a finite number")
+                self.problems.bad(f"{where}[{i}]", "not a number", v, "a finite number")
             else:
                 numbers.append(v)
         if len(numbers) == len(values) and any(
             b <= a for a, b in zip(numbers, numbers[1:], strict=False)
         ):
-            self.fail(
+            self.problems.bad(
                 where,
                 "not in increasing order",
                 values,
