@@ -191,3 +191,22 @@ def test_info_ends_each_form_with_one_newline() -> None:
         assert done.returncode == 0, done.stderr
         assert done.stdout.endswith("\n") and not done.stdout.endswith("\n\n")
     assert vtrain("info", "--json", env={}).stdout.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("blocked", "says"),
+    [("", "google-crc32c (C)"), ("import sys; sys.modules['google_crc32c'] = None\n", "pure Python")],
+    ids=["google-crc32c installed", "without it"],
+)
+def test_info_says_which_crc32c_checks_the_checksums(blocked: str, says: str, tmp_path: object) -> None:
+    # The one chooser (vtrain.storage.crc32c) decides for checkpoints and TFRecord alike.
+    code = blocked + "import sys; from vtrain.cli import main; sys.exit(main(['info', '--json']))"
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**BASE_ENV, "VTRAIN_OUTPUT_DIR": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["crc32c"] == says

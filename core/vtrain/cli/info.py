@@ -14,6 +14,7 @@ from vtrain.cluster.leader import leads
 from vtrain.context import RunContext
 from vtrain.printable import printable
 from vtrain.redact import redact
+from vtrain.storage.crc32c import implementation as crc32c_implementation
 
 
 def add_parser(sub: Any) -> None:
@@ -82,6 +83,7 @@ def describe(environ: Any = None, *, data: bool = False) -> dict[str, Any]:
     result["region"] = context.region
     result["metric_file"] = context.metric_file
     result["plugins"] = plugins.status(env)
+    result["crc32c"] = crc32c_implementation()
     if data:
         result["data"] = data_summary(env)
     # All of it: args and env values are not the only places a URL carries user:password@.
@@ -113,6 +115,7 @@ def run(args: argparse.Namespace) -> int:
         "directories",
         *(f"  {kind:<17}{path}" for kind, path in described["dirs"].items()),
         f"metric file  {described['metric_file']}",
+        f"crc32c       {described['crc32c']} (checkpoint and TFRecord checksums)",
         "plugins",
         *(f"  {name:<17}{state}" for name, state in described["plugins"].items()),
     ]
