@@ -33,11 +33,12 @@ from vtrain.submit.rehearse import rehearsal
 def _experiment() -> dict[str, Any]:
     """A Katib Experiment of PyTorchJobs, rendered from the golden study."""
     from vtrain.submit import flow
+    from vtrain.submit.engines import RULES
     from vtrain.submit.options import JobOptions
 
     options = JobOptions.from_options(
-        "kubeflow", ["--", "python", "t.py"], name="golden", workers=1, image="gcr.io/p/t:1",
-        framework="pytorch", study=STUDY,
+        "kubeflow", ["--", "python", "t.py"], rules=RULES, name="golden", workers=1,
+        image="gcr.io/p/t:1", framework="pytorch", study=STUDY,
     )  # fmt: skip
     return flow.render(options).document
 

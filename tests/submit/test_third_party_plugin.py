@@ -124,17 +124,12 @@ def declared(kubeflow: KubeflowJob | None) -> type[RelayPlugin]:
 REFUSED = [
     (declared(None), [], "--framework: the bespoke plugin declares no Kubeflow job"),
     (
-        declared(KubeflowJob(kind="JAXJob", container="jax")),
+        declared(KubeflowJob(kind="JAXJob")),
         [],
         "--framework: the bespoke plugin declares a job kind the training operator does not run",
     ),
     (
-        declared(KubeflowJob(kind="TFJob", container="relay")),
-        [],
-        "--framework: the bespoke plugin declares a TFJob container the operator does not look",
-    ),
-    (
-        declared(KubeflowJob(kind="PyTorchJob", container="pytorch")),
+        declared(KubeflowJob(kind="PyTorchJob")),
         ["--workers", "1", "--ps", "1"],
         "--ps: a bespoke job has a master and workers only",
     ),

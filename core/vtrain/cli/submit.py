@@ -6,25 +6,20 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from vtrain.cli.arguments import integer, seconds
+from vtrain.cli.output import complain
 
 if TYPE_CHECKING:
     from vtrain.submit.delivery import Delivery
+    from vtrain.submit.engine import Engine
     from vtrain.submit.options import JobOptions
 
-PLATFORMS = {
-    "vertex": "a Vertex AI CustomJob, or a HyperparameterTuningJob with --study",
-    "aiplatform": "AI Platform Training's config.yaml and gcloud command (retired: render only)",
-    "kubeflow": "a training-operator job of the kind --framework's plugin declares (TFJob, "
-    "PyTorchJob, XGBoostJob), a Katib Experiment of such jobs with --study, or a Kubeflow "
-    "Trainer v2 TrainJob with --trainjob",
-}
-# The flags that build a job; with --job the document says all of that itself.
+# What an engine's flag may name as its "type" (an engine's folder holds data, not the CLI's code).
+TYPES = {"integer": integer, "seconds": seconds}
+# The shared flags that build a job; with --job the document says all of that itself.
 BUILD_FLAGS = (
     "workers",
     "ps",
     "evaluators",
-    "reduction_servers",
-    "reduction_server_machine_type",
     "image",
     "machine_type",
     "accelerator",
@@ -43,19 +38,11 @@ BUILD_FLAGS = (
     "service_account",
     "network",
     "timeout",
-    "restart_job_on_worker_restart",
     "spot",
-    "flex_start",
-    "max_wait",
     "env",
     "label",
     "study",
-    "python_package",
-    "python_module",
-    "executor_image",
-    "staging",
     "framework",
-    "trainjob",
     "argv",
 )
 ROLES = ("chief", "worker", "ps", "evaluator")
@@ -83,8 +70,9 @@ def add_parser(subparsers: Any) -> None:
 def register(subparsers: Any, name: str, *, dry_run: bool) -> None:
     """Register `vtrain NAME PLATFORM`: `submit` sends, `render` (`dry_run`) only prints."""
     from vtrain import plugins
+    from vtrain.submit.engines import ENGINES
 
-    # Read once for the three platforms: the names only, no plugin is imported for this.
+    # Read once for every platform: the names only, no plugin is imported for this.
     frameworks = plugins.available()
     verb = "print" if dry_run else "send"
     top = subparsers.add_parser(
@@ -94,20 +82,24 @@ def register(subparsers: Any, name: str, *, dry_run: bool) -> None:
         f"and {verb} it.",
     )
     sub = top.add_subparsers(dest="platform", metavar="PLATFORM", required=True)
-    for platform, what in PLATFORMS.items():
+    for engine in ENGINES.values():
+        what = engine.about
         parser = sub.add_parser(
-            platform,
+            engine.name,
             help=what,
             description=what[0].upper() + what[1:] + ".",
             epilog=_EXAMPLE,
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
-        add_job_arguments(parser, frameworks)
+        add_job_arguments(parser, frameworks, tuple(ENGINES.values()))
         parser.set_defaults(run=run, always_dry_run=dry_run)
 
 
-def add_job_arguments(p: argparse.ArgumentParser, frameworks: tuple[str, ...]) -> None:
-    """The flags of `vtrain submit PLATFORM` and `vtrain render PLATFORM`."""
+def add_job_arguments(
+    p: argparse.ArgumentParser, frameworks: tuple[str, ...], engines: tuple[Engine, ...]
+) -> None:
+    """The flags of `vtrain submit PLATFORM` and `vtrain render PLATFORM`: the shared ones,
+    then each engine's own (every platform takes them: another's rules refuse them by name)."""
     p.add_argument(
         "--job",
         metavar="JOB.yaml",
@@ -121,13 +113,6 @@ def add_job_arguments(p: argparse.ArgumentParser, frameworks: tuple[str, ...]) -
     )
     topo.add_argument(
         "--evaluators", type=integer, default=0, metavar="K", help="evaluators (pool 3)"
-    )
-    topo.add_argument(
-        "--reduction-servers", type=integer, default=0, metavar="R",
-        help="Vertex: Reduction Server replicas in pool 2 (Google's published image)",
-    )  # fmt: skip
-    topo.add_argument(
-        "--reduction-server-machine-type", metavar="TYPE", help="default n1-highcpu-16"
     )
     machines = p.add_argument_group("images and machines (per-role flags fall back to the chief's)")
     machines.add_argument("--image", metavar="URI", help="the chief's container image")
@@ -161,19 +146,10 @@ def add_job_arguments(p: argparse.ArgumentParser, frameworks: tuple[str, ...]) -
     job.add_argument("--service-account", metavar="EMAIL")
     job.add_argument("--network", metavar="NETWORK", help="projects/NUMBER/global/networks/NAME")
     job.add_argument("--timeout", metavar="DURATION", help="3600, 3600s, 90m or 2h")
-    job.add_argument("--restart-job-on-worker-restart", action="store_true")
     job.add_argument(
         "--spot", action="store_true",
         help="Spot VMs: Vertex's scheduling strategy SPOT; on Kubeflow, GKE's spot nodes "
         "(node selector and toleration). A reclaim is SIGTERM, then SIGKILL about 30 s later",
-    )  # fmt: skip
-    job.add_argument(
-        "--flex-start", action="store_true",
-        help="Vertex: strategy FLEX_START, the job queues until its machines are free",
-    )  # fmt: skip
-    job.add_argument(
-        "--max-wait", metavar="DURATION",
-        help="with --flex-start: how long to queue (maxWaitDuration; Vertex's default 24h)",
     )  # fmt: skip
     job.add_argument("--env", action="append", default=[], metavar="K=V")
     job.add_argument(
@@ -188,52 +164,23 @@ def add_job_arguments(p: argparse.ArgumentParser, frameworks: tuple[str, ...]) -
         help="the study file `vtrain tune` runs: a HyperparameterTuningJob (Vertex), "
         "hyperparameters (AI Platform) or a Katib Experiment (Kubeflow)",
     )  # fmt: skip
-    pkg = p.add_argument_group("Vertex pre-built containers")
-    pkg.add_argument(
-        "--python-package", metavar="DIR|gs://...", help="package source, or a staged URI"
-    )
-    pkg.add_argument("--python-module", metavar="MODULE", help="e.g. trainer.task")
-    pkg.add_argument("--executor-image", metavar="URI", help="a pre-built training container")
-    pkg.add_argument("--staging", metavar="gs://BUCKET/PATH", help="where the package is uploaded")
-    aip = p.add_argument_group("AI Platform")
-    aip.add_argument(
-        "--use-chief", dest="use_chief", action="store_true", default=True,
-        help="useChiefInTfConfig (the default: TensorFlow 2 rejects 'master')",
-    )  # fmt: skip
-    aip.add_argument("--no-use-chief", dest="use_chief", action="store_false")
-    aip.add_argument(
-        "--flags-only", action="store_true",
-        help="print the job as gcloud flags, without config.yaml (no evaluators, no study)",
-    )  # fmt: skip
-    kf = p.add_argument_group("Kubeflow")
-    kf.add_argument(
+    job.add_argument(
         "--framework", choices=frameworks,
         help="the installed vtrain plugin whose declared job kind this is (TFJob, PyTorchJob ...)",
     )  # fmt: skip
-    kf.add_argument(
-        "--trainjob", nargs="?", const="torch-distributed", metavar="RUNTIME",
-        help="Kubeflow Trainer v2: a TrainJob of 1 + --workers nodes on this "
-        "ClusterTrainingRuntime (default torch-distributed), instead of a v1 job; needs "
-        "Trainer v2.2.0 or later (spec.runtimePatches, activeDeadlineSeconds), which submit "
-        "checks in the cluster's CRD",
-    )  # fmt: skip
-    kf.add_argument("--namespace", help="default: default")
-    kf.add_argument("--kubeconfig", metavar="FILE", help="default: ~/.kube/config")
-    kf.add_argument("--context", help="kubeconfig context")
+    for engine in engines:
+        group = p.add_argument_group(engine.title)
+        for flag in engine.flags:
+            settings = dict(flag.settings)
+            if "type" in settings:
+                settings["type"] = TYPES[settings["type"]]
+            group.add_argument(flag.name, **settings)
     out = p.add_argument_group("output")
     out.add_argument("--dry-run", action="store_true", help="print the job; send nothing")
     out.add_argument("--format", choices=("yaml", "json"), default="yaml")
     out.add_argument(
         "-o", "--output", metavar="FILE",
         help="write the whole document (credentials too) to FILE instead of printing it",
-    )  # fmt: skip
-    out.add_argument("--wait", action="store_true", help="Vertex: follow the job until it ends")
-    out.add_argument(
-        "--poll", type=seconds, default=30.0, metavar="SECONDS", help=argparse.SUPPRESS
-    )
-    out.add_argument(
-        "--api-endpoint", metavar="HOST:PORT",
-        help="Vertex API endpoint (default REGION-aiplatform.googleapis.com)",
     )  # fmt: skip
     p.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS...]")
 
@@ -247,13 +194,41 @@ def run(args: argparse.Namespace) -> int:
     flow.check_delivery(args.platform, delivery)
     if args.job is not None:
         _refuse_build_flags(args)
-        return flow.submit(flow.read(args.platform, args.job, name=args.name), None, delivery)
-    options = job_options(args)
-    return flow.submit(flow.render(options), options, delivery)
+        job = flow.read(args.platform, args.job, name=args.name)
+        options = None
+    else:
+        options = job_options(args)
+        job = flow.render(options)
+        if options.restart_reason:
+            complain(
+                f"vtrain: restartJobOnWorkerRestart set: {options.restart_reason}; one replica's "
+                "restart restarts the whole job, which resumes from its last checkpoint"
+            )
+    sent = flow.submit(job, options, delivery)
+    if flow.sends(job.platform, delivery):
+        # What a rehearsal of this very document said (vtrain local run --job): it informs
+        # only, once the job is sent (a refusal stays the one line it is).
+        from vtrain.local.on_record import status
+
+        complain(f"vtrain: {status(job.document)}")
+    return sent
+
+
+def _engine_values(args: argparse.Namespace, where: str) -> dict[str, Any]:
+    """What each engine's own flags give to `where` ("option" or "delivery"), by keyword."""
+    from vtrain.submit.engines import ENGINES
+
+    return {
+        getattr(flag, where): getattr(args, flag.dest)
+        for engine in ENGINES.values()
+        for flag in engine.flags
+        if getattr(flag, where) is not None
+    }
 
 
 def job_options(args: argparse.Namespace) -> JobOptions:
     """The command line's job as checked `JobOptions`: the one place that reads its flags."""
+    from vtrain.submit.engines import RULES
     from vtrain.submit.options import JobOptions
 
     def per_role(setting: str) -> dict[str, str]:
@@ -264,6 +239,7 @@ def job_options(args: argparse.Namespace) -> JobOptions:
     return JobOptions.from_options(
         args.platform,
         args.argv,
+        rules=RULES,
         name=args.name,
         workers=args.workers,
         ps=args.ps,
@@ -274,67 +250,48 @@ def job_options(args: argparse.Namespace) -> JobOptions:
         role_images=per_role("image"),
         role_machine_types=per_role("machine_type"),
         role_accelerators=per_role("accelerator"),
-        reduction_servers=args.reduction_servers,
-        reduction_server_machine_type=args.reduction_server_machine_type,
         region=args.region,
         project=args.project,
         output_dir=args.output_dir,
         service_account=args.service_account,
         network=args.network,
         timeout=args.timeout,
-        restart_job=args.restart_job_on_worker_restart,
         spot=args.spot,
-        flex_start=args.flex_start,
-        max_wait=args.max_wait,
         env=args.env,
         labels=args.label,
         study=args.study,
-        use_chief=args.use_chief,
-        flags_only=args.flags_only,
         framework=args.framework,
-        trainjob=args.trainjob,
-        namespace=args.namespace,
-        python_package=args.python_package,
-        python_module=args.python_module,
-        executor_image=args.executor_image,
-        staging=args.staging,
         resume_from=args.resume_from,
+        **_engine_values(args, "option"),
     )
 
 
 def _delivery(args: argparse.Namespace) -> Delivery:
+    from vtrain.cli import output
     from vtrain.submit.delivery import Delivery
 
     return Delivery(
+        terminal=output,
         dry_run=args.dry_run or args.always_dry_run,
         format=args.format,
         output=args.output,
-        flags_only=args.flags_only,
         job_name=args.name,
         project=args.project,
         region=args.region,
-        api_endpoint=args.api_endpoint,
-        wait=args.wait,
-        poll=args.poll,
-        namespace=args.namespace,
-        kubeconfig=args.kubeconfig,
-        context=args.context,
+        **_engine_values(args, "delivery"),
     )
 
 
 def _refuse_build_flags(args: argparse.Namespace) -> None:
     """With --job the document says how the job is built: a flag that would too is refused."""
-    from vtrain.errors import UsageError, raise_all
+    from vtrain.errors import Problems
+    from vtrain.submit.engines import ENGINES
 
-    given = [name for name in BUILD_FLAGS if getattr(args, name) not in (None, False, 0, [])]
-    raise_all(
-        [
-            UsageError(
-                "the job file says this",
-                source=f"--{name.replace('_', '-')}" if name != "argv" else "COMMAND",
-                value=getattr(args, name),
-                expected="no such flag with --job",
-            )
-            for name in given
-        ]
-    )
+    builds = [f.dest for engine in ENGINES.values() for f in engine.flags if f.builds]
+    problems = Problems()
+    for name in (*BUILD_FLAGS, *builds):
+        value = getattr(args, name)
+        if value not in (None, False, 0, []):
+            where = f"--{name.replace('_', '-')}" if name != "argv" else "COMMAND"
+            problems.bad(where, "the job file says this", value, "no such flag with --job")
+    problems.raise_all()

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from vtrain.errors import ConfigError, VtrainError, raise_all
+from vtrain.errors import ConfigError, Problems
 
 NAME_RULE = "a non-empty name without '=' or NUL, e.g. LEARNING_RATE"
 
@@ -33,18 +33,14 @@ def container_env(
     if not isinstance(entries, list):
         raise ConfigError("not a list", source=source, path=path, value=entries,
                           expected="a list of {name, value}")  # fmt: skip
-    errors: list[VtrainError] = []
+    problems = Problems(source, kind=ConfigError)
     env: dict[str, str] = {}
     for i, entry in enumerate(entries):
         where = f"{path}[{i}]"
         name = entry.get("name") if isinstance(entry, Mapping) else None
         problem = name_problem(name)
         if problem is not None:
-            errors.append(
-                ConfigError(
-                    problem, source=source, path=f"{where}.name", value=name, expected=NAME_RULE
-                )
-            )
+            problems.bad(f"{where}.name", problem, name, NAME_RULE)
             continue
         assert isinstance(entry, Mapping) and isinstance(name, str)
         # valueFrom (a Kubernetes secret or field) has no value here: the variable is empty.
@@ -52,16 +48,8 @@ def container_env(
         if value is None:
             value = ""
         if not isinstance(value, str):
-            errors.append(
-                ConfigError(
-                    "not a string",
-                    source=source,
-                    path=f"{where}.value",
-                    value=value,
-                    expected='a string (quote numbers: "8")',
-                )
-            )
+            problems.bad(f"{where}.value", "not a string", value, 'a string (quote numbers: "8")')
         elif name not in skip:
             env[name] = value
-    raise_all(errors)
+    problems.raise_all()
     return env

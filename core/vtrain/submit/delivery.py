@@ -2,22 +2,36 @@
 
 Nothing printed carries a credential: a printed document goes through
 `vtrain.redact`; only a file the user names with `--output` holds the whole
-document.
+document. What is printed goes to the delivery's `terminal`: the command line
+passes `vtrain.cli.output`, the one module that prints.
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from vtrain.redact import HIDDEN, redact
+
+
+class Terminal(Protocol):
+    """Where a command's results and notes go (`vtrain.cli.output`, which alone prints)."""
+
+    def say(self, text: str = "", *, end: str = "\n") -> None:
+        """A result of the command, on stdout."""
+
+    def complain(self, text: str) -> None:
+        """A line for the person at the terminal, on stderr."""
 
 
 @dataclass(frozen=True)
 class Delivery:
     """What the command line says about printing or sending the job, whatever its platform."""
+
+    terminal: Terminal = field(kw_only=True)
+    """Where the job, its name and the notes about it are printed."""
 
     dry_run: bool = False
     """Print the job and send nothing (`vtrain render`, or --dry-run)."""
@@ -54,21 +68,20 @@ def print_document(delivery: Delivery, document: Any) -> None:
     if delivery.output:
         with open(delivery.output, "w", encoding="utf-8") as f:
             f.write(dump(document, delivery.format))
-        print(f"vtrain: wrote {delivery.output}", file=sys.stderr)
+        delivery.terminal.complain(f"vtrain: wrote {delivery.output}")
         return
     shown = redact(document)
-    sys.stdout.write(dump(shown, delivery.format))
+    delivery.terminal.say(dump(shown, delivery.format), end="")
     if shown != document:
-        warn_hidden()
+        warn_hidden(delivery.terminal)
 
 
-def warn_hidden() -> None:
+def warn_hidden(terminal: Terminal) -> None:
     """Say on stderr that printed values were hidden, when stdout goes to a file or a pipe."""
     # On a terminal the *** is plain to see; `> job.yaml` would keep it without a word, and
     # `vtrain submit --job job.yaml` refuses such a file.
     if not sys.stdout.isatty():
-        print(
+        terminal.complain(
             f"vtrain: note: credentials are printed as {HIDDEN}; "
-            "-o FILE writes the real values (a printed copy cannot be sent)",
-            file=sys.stderr,
+            "-o FILE writes the real values (a printed copy cannot be sent)"
         )

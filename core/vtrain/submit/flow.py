@@ -1,12 +1,11 @@
 """What `vtrain submit` and `vtrain render` do, in order: build or read, check, print or send.
 
 Nothing is sent before every check has passed. Each step is the engine's own,
-through the table in `vtrain.submit.engines`.
+through the table in `vtrain.submit.engines`. What the command says about the job
+(why restarts restart it whole, whether it was rehearsed) is the CLI's to print.
 """
 
 from __future__ import annotations
-
-import sys
 
 from vtrain.errors import UsageError
 from vtrain.submit.delivery import Delivery
@@ -37,13 +36,6 @@ def check_delivery(platform: str, delivery: Delivery) -> None:
 def render(options: JobOptions) -> JobDocument:
     """The job document of checked options, built and checked by the platform's engine."""
     kind, document = ENGINES[options.platform].render(options)
-    if options.restart_reason:
-        print(
-            f"vtrain: restartJobOnWorkerRestart set: {options.restart_reason}; one replica's "
-            "restart restarts the whole job, which resumes from its last checkpoint",
-            file=sys.stderr,
-            flush=True,
-        )
     return JobDocument(options.platform, kind, document, f"vtrain submit {options.platform}")
 
 
@@ -63,15 +55,14 @@ def read(platform: str, path: str, *, name: str | None = None) -> JobDocument:
     return job
 
 
+def sends(platform: str, delivery: Delivery) -> bool:
+    """Whether `submit` sends the job (else it prints it)."""
+    return not delivery.dry_run and ENGINES[platform].send is not None
+
+
 def submit(job: JobDocument, options: JobOptions | None, delivery: Delivery) -> int:
     """Print the job, or send it (a platform that sends nothing prints it); the exit status."""
     engine = ENGINES[job.platform]
-    if delivery.dry_run or engine.send is None:
+    if engine.send is None or not sends(job.platform, delivery):
         return engine.show(job, options, delivery)
-    sent = engine.send(job, options, delivery)
-    # What a rehearsal of this very document said (vtrain local run --job): it informs only,
-    # once the job is sent (a refusal stays the one line it is).
-    from vtrain.local.on_record import status
-
-    print(f"vtrain: {status(job.document)}", file=sys.stderr, flush=True)
-    return sent
+    return engine.send(job, options, delivery)

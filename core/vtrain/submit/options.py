@@ -4,6 +4,8 @@
 CLI fills them from its flags), runs the shared checks and the chosen engine's
 rules, and raises all the problems together, each naming the flag, the value
 and what was expected. The engines' renderers then only translate the result.
+The rules come from the caller (`vtrain.submit.engines.RULES`): the engines read
+`JobOptions`, so this module names none of them.
 """
 
 from __future__ import annotations
@@ -12,25 +14,15 @@ import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from types import MappingProxyType
 
 from vtrain.errors import UsageError, VtrainError
-from vtrain.submit.aiplatform.rules import RULES as AIPLATFORM_RULES
-from vtrain.submit.kubeflow.rules import RULES as KUBEFLOW_RULES
 from vtrain.submit.pools import Pool, build_pools
 from vtrain.submit.problems import Problems, Rules
 from vtrain.submit.request import JobRequest
 from vtrain.submit.study import read_request_study
 from vtrain.submit.values import parse_duration, parse_pairs, split_command
-from vtrain.submit.vertex.rules import RULES as VERTEX_RULES
 from vtrain.tune.study import Study
 
-# Each engine's rules, run while the command line is checked; what runs after
-# (render, read, send, rehearse) is in `vtrain.submit.engines`.
-RULES: Mapping[str, Rules] = MappingProxyType(
-    {"vertex": VERTEX_RULES, "aiplatform": AIPLATFORM_RULES, "kubeflow": KUBEFLOW_RULES}
-)
-PLATFORMS = tuple(RULES)
 DEFAULT_REGION = "us-central1"
 REDUCTION_MACHINE = "n1-highcpu-16"
 # [0-9], not \d: in a str pattern \d also matches '١٢٣', which is no project number.
@@ -94,6 +86,7 @@ class JobOptions:
         platform: str,
         argv: Sequence[str] = (),
         *,
+        rules: Mapping[str, Rules],
         name: str | None = None,
         workers: int = 0,
         ps: int = 0,
@@ -132,14 +125,15 @@ class JobOptions:
     ) -> JobOptions:
         """Check the job `vtrain submit PLATFORM` would send; all problems are raised together.
 
+        `rules` are every engine's, by platform (`vtrain.submit.engines.RULES`).
         `argv` is what follows ``--``; per-role mappings go from a role (chief,
         worker, ps, evaluator) to that role's image, machine type or accelerator text.
         `resume_from` (an old job's checkpoint folder) goes to every replica as
         VTRAIN_RESUME_FROM, one of its `env`.
         """
-        if platform not in RULES:
+        if platform not in rules:
             raise UsageError(
-                "unknown platform", source="PLATFORM", value=platform, expected=" or ".join(RULES)
+                "unknown platform", source="PLATFORM", value=platform, expected=" or ".join(rules)
             )
         request = JobRequest(
             platform=platform,
@@ -179,11 +173,11 @@ class JobOptions:
             executor_image=executor_image,
             staging=staging,
         )
-        return cls._checked(request)
+        return cls._checked(request, rules)
 
     @classmethod
-    def _checked(cls, request: JobRequest) -> JobOptions:
-        rules = RULES[request.platform]
+    def _checked(cls, request: JobRequest, engines: Mapping[str, Rules]) -> JobOptions:
+        rules = engines[request.platform]
         problems = Problems(request.platform)
         pools = build_pools(request, rules.default_machine, problems)
         command, job_args = split_command(request.argv)
@@ -207,7 +201,7 @@ class JobOptions:
             )  # fmt: skip
         timeout = _duration(request.timeout, "--timeout", problems)
         max_wait = _duration(request.max_wait, "--max-wait", problems)
-        for platform, other in RULES.items():
+        for platform, other in engines.items():
             if platform != request.platform:
                 other.elsewhere(request, problems)
         study = read_request_study(request, problems)

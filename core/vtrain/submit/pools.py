@@ -12,7 +12,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from vtrain.cluster.roles import CHIEF, EVALUATOR, PS, WORKER
-from vtrain.errors import UsageError, VtrainError
+from vtrain.errors import Problems as Collector
+from vtrain.errors import VtrainError
 from vtrain.submit.problems import Problems
 from vtrain.submit.request import JobRequest
 from vtrain.submit.values import Accelerator, parse_accelerator
@@ -118,20 +119,13 @@ def _accelerator(flag: str, text: str | None, problems: Problems) -> Accelerator
         return None
 
 
-def unknown_accelerators(pools: Iterable[Pool], known: list[str], what: str) -> list[VtrainError]:
-    """One error per flag whose accelerator type is not in `known` ("not <what>")."""
-    errors: list[VtrainError] = []
+def unknown_accelerators(
+    pools: Iterable[Pool], known: list[str], what: str, problems: Collector
+) -> None:
+    """One problem per flag whose accelerator type is not in `known` ("not <what>")."""
     seen: set[str] = set()
     for pool in pools:
         a = pool.accelerator
         if pool.count and a is not None and a.type not in known and a.flag not in seen:
             seen.add(a.flag)
-            errors.append(
-                UsageError(
-                    f"not {what}",
-                    source=a.flag,
-                    value=a.type,
-                    expected="one of " + ", ".join(known),
-                )
-            )
-    return errors
+            problems.bad(a.flag, f"not {what}", a.type, "one of " + ", ".join(known))

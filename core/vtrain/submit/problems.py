@@ -2,7 +2,8 @@
 
 `JobOptions.from_options` runs the shared checks and then the chosen engine's
 `Rules.check`; every other engine's `Rules.elsewhere` refuses the options only
-that engine has. Checks several engines share are here too.
+that engine has. `Problems` is `vtrain.errors.Problems` with the checks several
+engines share.
 """
 
 from __future__ import annotations
@@ -12,31 +13,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from vtrain.errors import UsageError, VtrainError, raise_all
+from vtrain.errors import Problems as Collector
 from vtrain.storage.location import BUCKET_RULE, bucket_problem
 from vtrain.submit.request import JobRequest
 from vtrain.submit.values import GOOGLE_LABELS, LabelRule
 from vtrain.tune.study import Study
 
 
-class Problems:
-    """Every problem found in one command line for `platform`."""
+class Problems(Collector):
+    """Every problem found in one command line for `platform`, each named by its flag."""
 
     def __init__(self, platform: str) -> None:
+        super().__init__()
         self.platform = platform
-        self.errors: list[VtrainError] = []
-
-    def bad(
-        self, flag: str, problem: str, value: Any, expected: str, hint: str | None = None
-    ) -> None:
-        """One problem with `flag`."""
-        self.errors.append(
-            UsageError(problem, source=flag, value=value, expected=expected, hint=hint)
-        )
-
-    def add(self, *errors: VtrainError) -> None:
-        """Problems found by a reader that raises (a study file, a flag's value)."""
-        self.errors.extend(errors)
 
     def refuse(self, flag: str, value: Any, why: str, expected: str | None = None) -> None:
         """Refuse a flag this platform cannot express; nothing when it was not given."""
@@ -72,10 +61,6 @@ class Problems:
                 hint="TensorFlow's ParameterServerStrategy stops with 'There must be at least "
                 "one worker' when it starts",
             )  # fmt: skip
-
-    def raise_all(self) -> None:
-        """Raise nothing, the one problem, or all of them together."""
-        raise_all(self.errors)
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from vtrain.errors import UsageError, VtrainError
+from vtrain.errors import VtrainError
 from vtrain.submit.problems import Problems
 from vtrain.submit.request import JobRequest
 from vtrain.tune.study import Study
@@ -35,38 +35,29 @@ def read_request_study(request: JobRequest, problems: Problems) -> Study | None:
     except VtrainError as e:
         problems.add(e)
         return None
-    problems.add(*check_study_args(study, request.command, request.args, request.study))
+    check_study_args(study, request.command, request.args, request.study, problems)
     return study
 
 
 def check_study_args(
-    study: Study, command: tuple[str, ...], args: tuple[str, ...], source: str
-) -> list[VtrainError]:
-    """What stops a trial's ``--name=value`` flags from reaching the program, one error each."""
-    errors: list[VtrainError] = []
+    study: Study, command: tuple[str, ...], args: tuple[str, ...], source: str, problems: Problems
+) -> None:
+    """What stops a trial's ``--name=value`` flags from reaching the program, one problem each."""
     given = (*command, *args)
     if command and os.path.basename(command[0]) in SHELLS and "-c" in args:
         # `sh -c 'python train.py' --lr=0.1`: the flag becomes $0 of the script, not a flag.
-        errors.append(
-            UsageError(
-                "a shell script does not receive the trials' flags",
-                source="--study",
-                value=" ".join(given)[:80],
-                expected="the program itself as COMMAND",
-                hint=f'append "$@" inside the script, or run the program directly ({source})',
-            )  # fmt: skip
-        )
+        problems.bad(
+            "--study", "a shell script does not receive the trials' flags", " ".join(given)[:80],
+            "the program itself as COMMAND",
+            hint=f'append "$@" inside the script, or run the program directly ({source})',
+        )  # fmt: skip
     for p in study.all_parameters():
         flag = f"--{p.parameter_id}"
         fixed = [a for a in given if a == flag or a.startswith(flag + "=")]
         if fixed:
-            errors.append(
-                UsageError(
-                    f"parameter {p.parameter_id!r} of the study is also fixed on the command line",
-                    source="--study",
-                    value=fixed[0],
-                    expected=f"{flag} in the study or after --, not both",
-                    hint="each trial appends its own value; the program would see two",
-                )  # fmt: skip
-            )
-    return errors
+            problems.bad(
+                "--study",
+                f"parameter {p.parameter_id!r} of the study is also fixed on the command line",
+                fixed[0], f"{flag} in the study or after --, not both",
+                hint="each trial appends its own value; the program would see two",
+            )  # fmt: skip

@@ -9,9 +9,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
 from vtrain.cluster.fields import MAX_DIGITS, natural
-from vtrain.errors import UsageError, VtrainError
+from vtrain.errors import Problems, UsageError, VtrainError
 
 # What the platform sets on each replica: a value given with --env would be overwritten
 # there, or would lie to the reader here.
@@ -128,10 +129,8 @@ def parse_pairs(
     An --env value is never quoted in a problem: it may be a credential.
     """
     found: dict[str, str] = {}
-    errors: list[VtrainError] = []
-
-    def bad(problem: str, value: str, expected: str, hint: str | None = None) -> None:
-        errors.append(UsageError(problem, source=flag, value=value, expected=expected, hint=hint))
+    problems = Problems(flag)
+    bad = partial(problems.bad, None)
 
     for item in items:
         key, sep, value = item.partition("=")
@@ -155,10 +154,10 @@ def parse_pairs(
         if key in found and found[key] != value:
             # The job would silently keep the last one; which was meant is the user's call.
             if env:  # the values are not shown: they may be credentials
-                errors.append(UsageError(f"{key} is given twice, with two values", source=flag,
-                                         expected="each variable once"))  # fmt: skip
+                problems.bad(None, f"{key} is given twice, with two values",
+                             expected="each variable once")  # fmt: skip
             else:
                 bad(f"key {key!r} is given twice", f"{key}={found[key]} and {key}={value}",
                     "each key once")  # fmt: skip
         found[key] = value
-    return tuple(found.items()), errors
+    return tuple(found.items()), problems.errors

@@ -5,10 +5,11 @@ sets it only when the job has more than one replica. PyTorchJob and
 XGBoostJob set MASTER_ADDR, MASTER_PORT, WORLD_SIZE and RANK (master 0,
 worker i -> i+1) on every trainer, also in a job of one. Without a manifest
 (`--platform kubeflow` alone) a replica gets both, so any framework runs; a
-rehearsed manifest (`--job`) gets exactly what its kind sets; an XGBoostJob
-adds WORKER_ADDRS and WORKER_PORT. A Trainer v2 TrainJob on a torch runtime
-sets only torchrun's PET_* variables on each node (its command is torchrun,
-which derives RANK and WORLD_SIZE from them).
+rehearsed manifest (`--job`) gets exactly what its kind sets (an XGBoostJob
+adds WORKER_ADDRS and WORKER_PORT): the kind's word, `Kind.sets` in
+`vtrain.submit.kubeflow.kinds`, which the plan carries as `job_sets`. A Trainer
+v2 TrainJob on a torch runtime sets only torchrun's PET_* variables on each node
+(its command is torchrun, which derives RANK and WORLD_SIZE from them).
 """
 
 from __future__ import annotations
@@ -29,26 +30,28 @@ def variables(
     kind = plan.job_kind
     if kind == "TrainJob":
         return _torch_plugin(plan, replicas, me)
+    # No manifest: TF_CONFIG and the trainers' variables both, so that any framework runs.
+    sets = ("TF_CONFIG", "MASTER_ADDR") if plan.job_sets is None else plan.job_sets
     names = NAMES
     if kind == "TFJob" and "Master" in ((plan.job or {}).get("spec") or {}).get(
         "tfReplicaSpecs", {}
     ):
         # A TFJob that asks for a Master gets "master" in TF_CONFIG, as the operator writes it.
         names = {**NAMES, "chief": "master"}
-    if len(replicas) > 1 and kind in (None, "TFJob"):
+    if len(replicas) > 1 and "TF_CONFIG" in sets:
         env["TF_CONFIG"] = document(
             addresses(replicas, names),
             {"type": names[me.role], "index": me.index},
             environment="cloud",
         )
-    if me.role in ("chief", "worker") and kind != "TFJob":
+    if me.role in ("chief", "worker") and "MASTER_ADDR" in sets:
         env.update(trainer_variables(replicas, me))
-    if kind == "XGBoostJob":
-        env.update(xgboost_workers(replicas))
+    if "WORKER_ADDRS" in sets:
+        env.update(worker_addresses(replicas))
     return env
 
 
-def xgboost_workers(replicas: Sequence[Replica]) -> dict[str, str]:
+def worker_addresses(replicas: Sequence[Replica]) -> dict[str, str]:
     """WORKER_ADDRS and WORKER_PORT, which the operator sets on every pod of a job with workers."""
     workers = [r for r in replicas if r.role == "worker"]
     if not workers:

@@ -7,7 +7,6 @@ equivalent command, and sends nothing.
 from __future__ import annotations
 
 import shlex
-import sys
 
 from vtrain.cluster.roles import CHIEF, PS, WORKER
 from vtrain.redact import redact
@@ -38,13 +37,13 @@ def show(job: JobDocument, options: JobOptions | None, delivery: Delivery) -> in
     shown = redact(words)
     command = shlex.join(shown)
     if delivery.flags_only:
-        print(command)
+        delivery.terminal.say(command)
         if shown != words:
-            warn_hidden()
+            warn_hidden(delivery.terminal)
     else:
-        print(f"vtrain: equivalent: {command}", file=sys.stderr)
+        delivery.terminal.complain(f"vtrain: equivalent: {command}")
     if not delivery.dry_run:
-        print(f"vtrain submit: note: {RETIRED}", file=sys.stderr)
+        delivery.terminal.complain(f"vtrain submit: note: {RETIRED}")
     return 0
 
 

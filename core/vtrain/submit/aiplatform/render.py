@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from vtrain.cluster.roles import CHIEF, EVALUATOR
-from vtrain.errors import UsageError, raise_all
+from vtrain.errors import Problems
 from vtrain.submit import sdk
 from vtrain.submit.aiplatform.hyperparameters import hyperparameters
 from vtrain.submit.aiplatform.job import KIND, PREFIXES, check
@@ -68,19 +68,16 @@ def _replica_config(options: JobOptions, pool: Pool) -> dict[str, Any]:
 
 def _check_options(options: JobOptions) -> None:
     """Refuse what trainingInput cannot say, naming the flag."""
-    errors = unknown_accelerators(
-        options.pools, _accelerator_types(), "an AI Platform accelerator type"
+    problems = Problems()
+    unknown_accelerators(
+        options.pools, _accelerator_types(), "an AI Platform accelerator type", problems
     )
     if options.count(EVALUATOR) and not options.use_chief:
-        errors.append(
-            UsageError(
-                "an evaluator in the job implies useChiefInTfConfig",
-                source="--no-use-chief",
-                value={"evaluators": options.count(EVALUATOR)},
-                expected="no --no-use-chief with --evaluators",
-            )  # fmt: skip
-        )
-    raise_all(errors)
+        problems.bad(
+            "--no-use-chief", "an evaluator in the job implies useChiefInTfConfig",
+            {"evaluators": options.count(EVALUATOR)}, "no --no-use-chief with --evaluators",
+        )  # fmt: skip
+    problems.raise_all()
 
 
 def _accelerator_types() -> list[str]:

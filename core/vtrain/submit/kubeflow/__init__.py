@@ -4,5 +4,28 @@
 declaration picks one (`rules` checks it and the command line). `render`
 builds the manifest (`trainjob` the TrainJob), `manifest` checks one read back
 with the clients' own models, `send` creates it through the kubeconfig, and
-`rehearse` reads one into a local rehearsal.
+`rehearse` reads one into a local rehearsal. `flags` are its own
+command-line flags; `ENGINE` is all of it, as `vtrain.submit.engines` lists it.
 """
+
+from vtrain.submit.engine import Engine
+from vtrain.submit.kubeflow import manifest, rehearse, render, send
+from vtrain.submit.kubeflow.flags import FLAGS
+from vtrain.submit.kubeflow.rules import RULES
+
+ENGINE = Engine(
+    name="kubeflow",
+    about="a training-operator job of the kind --framework's plugin declares (TFJob, "
+    "PyTorchJob, XGBoostJob), a Katib Experiment of such jobs with --study, or a Kubeflow "
+    "Trainer v2 TrainJob with --trainjob",
+    rules=RULES,
+    title="Kubeflow",
+    flags=FLAGS,
+    render=render.render,
+    recognizes=manifest.recognizes,
+    load=manifest.load,
+    shape=manifest.SHAPE,
+    rename=manifest.rename,
+    rehearse=rehearse.rehearse,
+    send=send.submit,
+)

@@ -13,122 +13,71 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from vtrain.errors import ConfigError, VtrainError
+from vtrain.errors import Problems
 
 # Kubernetes' rule for an EnvVar's name (IsEnvVarName).
 _ENV_NAME = re.compile(r"[-._a-zA-Z][-._a-zA-Z0-9]*")
 
 
-def replica_spec_problems(spec: Any, source: str, path: str) -> list[VtrainError]:
+def replica_spec_problems(spec: Any, path: str, problems: Problems) -> None:
     """A v1 replica spec: a mapping, a whole `replicas` of 0 or more, a pod with containers."""
-    errors: list[VtrainError] = []
-
-    def bad(where: str, problem: str, value: Any, expected: str) -> None:
-        errors.append(
-            ConfigError(problem, source=source, path=where, value=value, expected=expected)
-        )
-
     if not isinstance(spec, Mapping):
-        bad(path, "not a mapping", spec, "a replica spec: {replicas, template}")
-        return errors
+        problems.bad(path, "not a mapping", spec, "a replica spec: {replicas, template}")
+        return
     replicas = spec.get("replicas")
     if replicas is not None and (
         isinstance(replicas, bool) or not isinstance(replicas, int) or replicas < 0
     ):
-        bad(f"{path}.replicas", "not a replica count", replicas, "a whole number, 0 or more")
+        problems.bad(f"{path}.replicas", "not a replica count", replicas,
+                     "a whole number, 0 or more")  # fmt: skip
     template = spec.get("template")
     pod = template.get("spec") if isinstance(template, Mapping) else None
     if not isinstance(pod, Mapping):
-        bad(f"{path}.template.spec", "no pod spec", pod, "a pod spec with its containers")
-        return errors
-    return errors + container_problems(pod.get("containers"), source, f"{path}.template.spec")
+        problems.bad(f"{path}.template.spec", "no pod spec", pod, "a pod spec with its containers")
+        return
+    container_problems(pod.get("containers"), f"{path}.template.spec", problems)
 
 
-def container_problems(containers: Any, source: str, path: str) -> list[VtrainError]:
+def container_problems(containers: Any, path: str, problems: Problems) -> None:
     """A pod's containers: at least one, each named, its command, args and env well formed."""
     where = f"{path}.containers"
     if not isinstance(containers, list) or not containers:
         # The models take an empty list; Kubernetes refuses a pod without a container.
-        return [
-            ConfigError(
-                "a pod without containers",
-                source=source,
-                path=where,
-                value=containers,
-                expected="a list of at least one container",
-            )
-        ]
-    errors: list[VtrainError] = []
+        problems.bad(where, "a pod without containers", containers,
+                     "a list of at least one container")  # fmt: skip
+        return
     for i, container in enumerate(containers):
         at = f"{where}[{i}]"
         if not isinstance(container, Mapping):
-            errors.append(
-                ConfigError(
-                    "not a container",
-                    source=source,
-                    path=at,
-                    value=container,
-                    expected="a mapping with name and image",
-                )
-            )
+            problems.bad(at, "not a container", container, "a mapping with name and image")
             continue
         name = container.get("name")
         if not isinstance(name, str) or not name:
-            errors.append(
-                ConfigError(
-                    "a container without a name",
-                    source=source,
-                    path=f"{at}.name",
-                    value=name,
-                    expected="a name, as Kubernetes requires",
-                )
-            )
-        errors += command_problems(container, source, at)
-    return errors
+            problems.bad(f"{at}.name", "a container without a name", name,
+                         "a name, as Kubernetes requires")  # fmt: skip
+        command_problems(container, at, problems)
 
 
-def command_problems(container: Mapping[str, Any], source: str, path: str) -> list[VtrainError]:
+def command_problems(container: Mapping[str, Any], path: str, problems: Problems) -> None:
     """`command` and `args` are lists of strings, `env` a list of named variables."""
-    errors: list[VtrainError] = []
     for field in ("command", "args"):
         words = container.get(field)
         if words is not None and (
             not isinstance(words, list) or not all(isinstance(w, str) for w in words)
         ):
-            errors.append(
-                ConfigError(
-                    "not a list of strings",
-                    source=source,
-                    path=f"{path}.{field}",
-                    value=words,
-                    expected='a list of strings, e.g. ["python", "t.py"]',
-                )
-            )
+            problems.bad(f"{path}.{field}", "not a list of strings", words,
+                         'a list of strings, e.g. ["python", "t.py"]')  # fmt: skip
     env = container.get("env")
     if env is not None and (
         not isinstance(env, list)
         or not all(isinstance(e, Mapping) and isinstance(e.get("name"), str) for e in env)
     ):
-        errors.append(
-            ConfigError(
-                "not a list of variables",
-                source=source,
-                path=f"{path}.env",
-                value=env,
-                expected="a list of {name, value}, each with a name",
-            )
-        )
-        return errors
+        problems.bad(f"{path}.env", "not a list of variables", env,
+                     "a list of {name, value}, each with a name")  # fmt: skip
+        return
     for i, variable in enumerate(env or []):
         if not _ENV_NAME.fullmatch(variable["name"]):
-            errors.append(
-                ConfigError(
-                    "not a variable name",
-                    source=source,
-                    path=f"{path}.env[{i}].name",
-                    value=variable["name"],
-                    expected="letters, digits, '_', '-' and '.', as "
-                    "Kubernetes requires (e.g. MODE)",
-                )
-            )
-    return errors
+            problems.bad(
+                f"{path}.env[{i}].name", "not a variable name", variable["name"],
+                "letters, digits, '_', '-' and '.', as Kubernetes requires (e.g. MODE)",
+            )  # fmt: skip

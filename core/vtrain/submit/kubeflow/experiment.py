@@ -32,6 +32,7 @@ from vtrain.submit.kubeflow.katib import (
     TYPES,
     trial_name_parameter,
 )
+from vtrain.submit.kubeflow.kinds import KINDS
 from vtrain.submit.kubeflow.manifest import check
 from vtrain.submit.options import JobOptions
 from vtrain.tune.study import Parameter, Study
@@ -75,7 +76,7 @@ def render(options: JobOptions, trial_job: Mapping[str, Any]) -> tuple[str, dict
                 ),
             ),
             trial_template=m.V1beta1TrialTemplate(
-                primary_container_name=declared.container,
+                primary_container_name=KINDS[declared.kind].container,
                 primary_pod_labels=_primary_pod(options),
                 success_condition=SUCCEEDED,
                 failure_condition=FAILED,

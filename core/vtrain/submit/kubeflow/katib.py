@@ -21,9 +21,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from vtrain.context import DEFAULT_METRIC_FILE
-from vtrain.errors import ConfigError, UsageError, VtrainError, raise_all
+from vtrain.errors import ConfigError, Problems, VtrainError
 from vtrain.submit import sdk
-from vtrain.submit.kubeflow.round_trip import round_trip_errors
+from vtrain.submit.kubeflow.round_trip import round_trip_problems
 from vtrain.tune.study import Study
 from vtrain.tune.study_file import study_from_document
 
@@ -55,10 +55,8 @@ NAME = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
 
 def refusals(study: Study, source: str) -> list[VtrainError]:
     """What the study says that a Katib Experiment cannot, one error each, naming it."""
-    errors: list[VtrainError] = []
-
-    def refuse(path: str, problem: str, value: Any, expected: str) -> None:
-        errors.append(UsageError(problem, source=source, path=path, value=value, expected=expected))
+    problems = Problems(source)
+    refuse = problems.bad
 
     for p in study.parameters:
         where = f"parameters.{p.parameter_id}"
@@ -84,7 +82,7 @@ def refusals(study: Study, source: str) -> list[VtrainError]:
             "max_failed_trial_count", "Katib refuses more failed trials than trials",
             study.max_failed_trial_count, f"at most max_trial_count ({study.max_trial_count})",
         )  # fmt: skip
-    return errors
+    return problems.errors
 
 
 def trial_name_parameter(study: Study) -> str:
@@ -127,23 +125,18 @@ def check(document: Mapping[str, Any], *, source: str) -> None:
     Its trial's job is checked by the caller, as any v1 job (`manifest.check`).
     """
     experiment = parse(document, source=source)
-    errors = round_trip_errors(
-        document, experiment.to_dict(), source=source, models="kubeflow_katib_api",
-        api_version=API_VERSION,
+    problems = Problems(source, kind=ConfigError)
+    round_trip_problems(
+        document, experiment.to_dict(), models="kubeflow_katib_api", api_version=API_VERSION,
+        problems=problems,
     )  # fmt: skip
-    errors += _webhook(document, source)
-    raise_all(errors)
+    _webhook(document, problems)
+    problems.raise_all()
 
 
-def _webhook(document: Mapping[str, Any], source: str) -> list[VtrainError]:
+def _webhook(document: Mapping[str, Any], problems: Problems) -> None:
     """The rules of Katib's validating webhook (experiment/validator) for what vtrain writes."""
-    errors: list[VtrainError] = []
-
-    def bad(path: str, problem: str, value: Any = ..., expected: str | None = None) -> None:
-        errors.append(
-            ConfigError(problem, source=source, path=path, value=value, expected=expected)
-        )
-
+    bad = problems.bad
     name = (document.get("metadata") or {}).get("name")
     if not isinstance(name, str) or not NAME.fullmatch(name):
         bad("metadata.name", "not an Experiment name", name, "^[a-z]([-a-z0-9]*[a-z0-9])?$")
@@ -194,7 +187,6 @@ def _webhook(document: Mapping[str, Any], source: str) -> list[VtrainError]:
         if path.get("format") not in ("TEXT", "JSON"):
             bad("spec.metricsCollectorSpec.source.fileSystemPath.format", "not a format",
                 path.get("format"), "TEXT or JSON")  # fmt: skip
-    return errors
 
 
 def _trial_template(spec: Mapping[str, Any], bad: Any) -> None:

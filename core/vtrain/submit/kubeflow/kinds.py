@@ -1,7 +1,10 @@
-"""What the Kubeflow training operator (v1) expects of each job kind it runs, keyed by kind.
+"""What the Kubeflow training operator (v1) expects of each job kind it runs, and what it sets
+on the kind's pods, keyed by kind.
 
 This is knowledge of the operator, not of a framework: a plugin declares which
-kind runs it (`Plugin.kubeflow`), and everything else follows from the kind.
+kind runs it (`Plugin.kubeflow`), and everything else follows from the kind: its
+container's name, its roles, and the variables `vtrain local run` rehearses it with
+(`vtrain.local.writers.kubeflow` reads them from the plan a rehearsal makes).
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ from vtrain.cluster.roles import CHIEF, EVALUATOR, PS, WORKER
 
 API_VERSION = "kubeflow.org/v1"
 GROUP, VERSION = "kubeflow.org", "v1"
+# What the operator sets, each group of variables by its first (`Kind.sets`).
+TF_CONFIG, MASTER_ADDR, WORKER_ADDRS = "TF_CONFIG", "MASTER_ADDR", "WORKER_ADDRS"
 
 
 @dataclass(frozen=True)
@@ -34,6 +39,11 @@ class Kind:
     """vtrain role -> the operator's replica type; a role that is absent, the kind has not."""
     has: str
     """The roles the kind admits, in words, for errors."""
+    sets: tuple[str, ...] = ()
+    """What the operator sets on the kind's pods, each group by its first variable: TF_CONFIG
+    (every role, on a job of more than one pod), MASTER_ADDR (and MASTER_PORT, WORLD_SIZE,
+    RANK, on every trainer), WORKER_ADDRS (and WORKER_PORT, on every pod of a job with
+    workers). `vtrain local run --job` rehearses the kind with them (the plan's `job_sets`)."""
 
     @property
     def chief(self) -> str:
@@ -59,6 +69,7 @@ KINDS: Mapping[str, Kind] = MappingProxyType(
                 "tensorflow",
                 {CHIEF: "Chief", WORKER: "Worker", PS: "PS", EVALUATOR: "Evaluator"},
                 "a chief, workers, parameter servers and evaluators",
+                sets=(TF_CONFIG,),
             ),
             Kind(
                 "PyTorchJob",
@@ -68,6 +79,7 @@ KINDS: Mapping[str, Kind] = MappingProxyType(
                 "pytorch",
                 {CHIEF: "Master", WORKER: "Worker"},
                 "a master and workers",
+                sets=(MASTER_ADDR,),
             ),
             Kind(
                 "XGBoostJob",
@@ -77,6 +89,9 @@ KINDS: Mapping[str, Kind] = MappingProxyType(
                 "xgboost",
                 {CHIEF: "Master", WORKER: "Worker"},
                 "a master and workers",
+                # The operator's XGBoost plugin lists every worker's host for the tracker, on
+                # top of the PyTorchJob-style master variables.
+                sets=(MASTER_ADDR, WORKER_ADDRS),
             ),
         )  # fmt: skip
     }

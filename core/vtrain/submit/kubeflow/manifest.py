@@ -13,14 +13,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from vtrain.cluster.roles import PS, WORKER
-from vtrain.errors import ConfigError, raise_all
+from vtrain.errors import ConfigError, Problems
 from vtrain.submit import sdk
 from vtrain.submit.document import JobDocument
 from vtrain.submit.kubeflow import katib, trainjob
 from vtrain.submit.kubeflow.containers import replica_spec_problems
 from vtrain.submit.kubeflow.gke import selector_problems
 from vtrain.submit.kubeflow.kinds import API_VERSION, KINDS
-from vtrain.submit.kubeflow.round_trip import round_trip_errors
+from vtrain.submit.kubeflow.round_trip import round_trip_problems
 
 SHAPE = "kind/apiVersion (Kubeflow)"
 
@@ -73,8 +73,9 @@ def check(document: Mapping[str, Any], *, source: str) -> None:
         return
     job = parse(document, source=source)
     back = sdk.kubeflow_api_client().sanitize_for_serialization(job)
-    errors = round_trip_errors(
-        document, back, source=source, models="kubeflow-training", api_version=API_VERSION
+    problems = Problems(source, kind=ConfigError)
+    round_trip_problems(
+        document, back, models="kubeflow-training", api_version=API_VERSION, problems=problems
     )
     kind = KINDS[str(document["kind"])]
     field = kind.replica_specs
@@ -85,67 +86,35 @@ def check(document: Mapping[str, Any], *, source: str) -> None:
                           expected="replica type -> replica spec")  # fmt: skip
     allowed = list(kind.replica_types.values())
     if not specs:
-        errors.append(
-            ConfigError(
-                "no replicas",
-                source=source,
-                path=f"spec.{field}",
-                expected="at least one replica spec",
-            )
-        )
+        problems.bad(f"spec.{field}", "no replicas", expected="at least one replica spec")
     for name in specs:
         if name not in allowed:
-            errors.append(
-                ConfigError(
-                    f"not a {kind.name} replica type",
-                    source=source,
-                    path=f"spec.{field}.{name}",
-                    value=name,
-                    expected=" or ".join(allowed),
-                )
-            )
+            problems.bad(f"spec.{field}.{name}", f"not a {kind.name} replica type", name,
+                         " or ".join(allowed))  # fmt: skip
     for name, spec in specs.items():
-        errors += replica_spec_problems(spec, source, f"spec.{field}.{name}")
+        replica_spec_problems(spec, f"spec.{field}.{name}", problems)
     # What follows reads the replica specs: their shape must hold first.
-    raise_all(errors)
+    problems.raise_all()
     ps, worker = kind.replica_types.get(PS), kind.replica_types[WORKER]
     if (
         ps in specs
         and (specs.get(ps) or {}).get("replicas", 1)
         and not ((specs.get(worker) or {}).get("replicas", 0 if worker not in specs else 1))
     ):
-        errors.append(
-            ConfigError(
-                "parameter servers serve workers, and the job has none",
-                source=source,
-                path=f"spec.{field}.{ps}",
-                expected=f"a {worker} replica spec with 1 or more replicas",
-            )
-        )
+        problems.bad(
+            f"spec.{field}.{ps}", "parameter servers serve workers, and the job has none",
+            expected=f"a {worker} replica spec with 1 or more replicas",
+        )  # fmt: skip
     for name, spec in specs.items():
         pod = spec["template"]["spec"]
         for label, value, expected in selector_problems(pod.get("nodeSelector") or {}):
-            errors.append(
-                ConfigError(
-                    "no GKE node carries this",
-                    source=source,
-                    path=f"spec.{field}.{name}.template.spec.nodeSelector.{label}",
-                    value=value,
-                    expected=expected,
-                )
-            )
+            problems.bad(f"spec.{field}.{name}.template.spec.nodeSelector.{label}",
+                         "no GKE node carries this", value, expected)  # fmt: skip
     count = (specs.get(kind.chief) or {}).get("replicas", 1)
     if kind.chief in specs and count != 1:
-        errors.append(
-            ConfigError(
-                "the chief pool runs exactly one replica",
-                source=source,
-                path=f"spec.{field}.{kind.chief}.replicas",
-                value=count,
-                expected="1",
-            )
-        )
-    raise_all(errors)
+        problems.bad(f"spec.{field}.{kind.chief}.replicas",
+                     "the chief pool runs exactly one replica", count, "1")  # fmt: skip
+    problems.raise_all()
 
 
 def recognizes(document: Mapping[str, Any]) -> bool:

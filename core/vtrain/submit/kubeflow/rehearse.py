@@ -119,6 +119,7 @@ def _v1(
         evaluators=counts[EVALUATOR],
         job=doc,
         job_kind=kind_name,
+        job_sets=kind.sets,
         role_commands=commands,
         role_env=envs,
         sources=sources,

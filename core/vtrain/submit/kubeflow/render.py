@@ -43,7 +43,7 @@ def v1_job(options: JobOptions) -> tuple[str, dict[str, Any]]:
             replicas=pool.count,
             # A failed replica restarts in place, as on Vertex (whose limit is 5 restarts).
             restart_policy="OnFailure",
-            template=_pod(models, options, pool, declared.container),
+            template=_pod(models, options, pool, kind.container),
         )
         for pool in options.pools
         if pool.count

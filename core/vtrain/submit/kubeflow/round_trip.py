@@ -9,34 +9,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from vtrain.errors import ConfigError, VtrainError
+from vtrain.errors import Problems
 
 
-def round_trip_errors(
-    document: Mapping[str, Any], kept: Any, *, source: str, models: str, api_version: str
-) -> list[VtrainError]:
+def round_trip_problems(
+    document: Mapping[str, Any], kept: Any, *, models: str, api_version: str, problems: Problems
+) -> None:
     """What the models dropped from `document` (`kept` is their reading), and a wrong apiVersion."""
-    errors: list[VtrainError] = [
-        ConfigError(
-            "unknown field",
-            source=source,
-            path=path,
-            value=value,
-            expected=f"a field of {document.get('kind')} ({models} models)",
-        )
-        for path, value in dropped(document, kept, "")
-    ]
+    for path, value in dropped(document, kept, ""):
+        expected = f"a field of {document.get('kind')} ({models} models)"
+        problems.bad(path, "unknown field", value, expected)
     if document.get("apiVersion") != api_version:
-        errors.append(
-            ConfigError(
-                "wrong apiVersion",
-                source=source,
-                path="apiVersion",
-                value=document.get("apiVersion"),
-                expected=api_version,
-            )
-        )
-    return errors
+        problems.bad("apiVersion", "wrong apiVersion", document.get("apiVersion"), api_version)
 
 
 def dropped(given: Any, kept: Any, path: str) -> list[tuple[str, Any]]:

@@ -1,8 +1,8 @@
 """Kubeflow's rules for a command line: the job's kind from the plugin's declaration, or a TrainJob.
 
 `--framework NAME` is a vtrain plugin: its `kubeflow` declaration names the
-operator's job kind and container, and the kind says which roles the job may
-have (`kinds`). A plugin without a declaration is refused here by name.
+operator's job kind, and the kind says the container's name and which roles the
+job may have (`kinds`). A plugin without a declaration is refused here by name.
 Vertex's and AI Platform's project, region and network have no place in a
 Kubernetes job; a study becomes a Katib Experiment (`katib`), which refuses
 what Katib cannot search. Names, namespaces and labels follow Kubernetes'
@@ -109,7 +109,7 @@ def _framework(request: JobRequest, problems: Problems) -> None:
             "--framework", f"the {name} plugin declares no Kubeflow job", name,
             f"a plugin that declares one: {others}" if others else "a plugin that declares one",
             hint="--trainjob RUNTIME runs the job on a Trainer v2 runtime instead, "
-            "or give the plugin a `kubeflow = KubeflowJob(kind, container)`",
+            "or give the plugin a `kubeflow = KubeflowJob(kind)`",
         )  # fmt: skip
         return
     kind = KINDS.get(declared.kind)
@@ -119,12 +119,6 @@ def _framework(request: JobRequest, problems: Problems) -> None:
             "not run", declared.kind, " or ".join(KINDS),
         )  # fmt: skip
         return
-    if declared.container != kind.container:
-        problems.bad(
-            "--framework", f"the {name} plugin declares a {kind.name} container the operator "
-            "does not look for", declared.container,
-            f"{kind.container!r}: the operator finds a {kind.name}'s training container by it",
-        )  # fmt: skip
     given = counts(request)
     if PS in kind.replica_types:
         problems.ps_need_workers(request)

@@ -7,10 +7,10 @@ an API server drops a field its CRD does not know, and says nothing.
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 from vtrain.errors import ConfigError, UsageError, VtrainError
+from vtrain.log import logger
 from vtrain.redact import redact_text
 from vtrain.submit import sdk
 from vtrain.submit.delivery import Delivery
@@ -19,6 +19,8 @@ from vtrain.submit.kubeflow import katib, trainjob
 from vtrain.submit.kubeflow.kinds import GROUP, KINDS, VERSION
 from vtrain.submit.options import JobOptions
 from vtrain.submit.values import DNS_1123_LABEL, MAX_LABEL
+
+log = logger(__name__)
 
 
 def submit(job: JobDocument, options: JobOptions | None, delivery: Delivery) -> int:
@@ -30,7 +32,8 @@ def submit(job: JobDocument, options: JobOptions | None, delivery: Delivery) -> 
             "not a Kubernetes namespace", source="--namespace", value=namespace,
             expected="a DNS-1123 label: lowercase letters, digits and '-', at most 63",
         )  # fmt: skip
-    print(send(job, namespace=namespace, kubeconfig=delivery.kubeconfig, context=delivery.context))
+    where = send(job, namespace=namespace, kubeconfig=delivery.kubeconfig, context=delivery.context)
+    delivery.terminal.say(where)
     return 0
 
 
@@ -100,11 +103,10 @@ def _check_trainer(client: Any, api_client: Any, job: JobDocument) -> None:
                 hint=f"install Kubeflow Trainer {trainjob.MINIMUM_TRAINER} or later",
             ) from None  # fmt: skip
         # Reading CRDs is often an administrator's right: say what was not checked, and go on.
-        print(
+        log.info(
             f"vtrain submit: note: cannot read the {trainjob.CRD} CRD ({e.status} {e.reason}); "
             f"{', '.join(fields)} need Kubeflow Trainer {trainjob.MINIMUM_TRAINER} or later, "
-            "which is not checked",
-            file=sys.stderr,
+            "which is not checked"
         )
         return
     missing = trainjob.missing_from_crd(api_client.sanitize_for_serialization(crd), fields)

@@ -14,11 +14,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from vtrain.cluster.roles import CHIEF, WORKER
-from vtrain.errors import ConfigError, raise_all
+from vtrain.errors import ConfigError, Problems
 from vtrain.submit import sdk
 from vtrain.submit.kubeflow.containers import command_problems
 from vtrain.submit.kubeflow.pods import output_env, placement
-from vtrain.submit.kubeflow.round_trip import round_trip_errors
+from vtrain.submit.kubeflow.round_trip import round_trip_problems
 from vtrain.submit.options import JobOptions
 
 KIND = "TrainJob"
@@ -149,22 +149,16 @@ def parse(document: Mapping[str, Any], *, source: str) -> Any:
 def check(document: Mapping[str, Any], *, source: str) -> None:
     """Refuse a TrainJob the models cannot hold, or that the Trainer controller would reject."""
     job = parse(document, source=source)
-    errors = round_trip_errors(
-        document, job.to_dict(), source=source, models="kubeflow_trainer_api",
-        api_version=API_VERSION,
+    problems = Problems(source, kind=ConfigError)
+    round_trip_problems(
+        document, job.to_dict(), models="kubeflow_trainer_api", api_version=API_VERSION,
+        problems=problems,
     )  # fmt: skip
     trainer = (document.get("spec") or {}).get("trainer")
     if isinstance(trainer, Mapping):
-        errors += command_problems(trainer, source, "spec.trainer")
+        command_problems(trainer, "spec.trainer", problems)
     nodes = job.spec.trainer.num_nodes if job.spec.trainer else None
     if nodes is not None and nodes < 1:
-        errors.append(
-            ConfigError(
-                "a TrainJob runs at least one node",
-                source=source,
-                path="spec.trainer.numNodes",
-                value=nodes,
-                expected="1 or more",
-            )  # fmt: skip
-        )
-    raise_all(errors)
+        problems.bad("spec.trainer.numNodes", "a TrainJob runs at least one node", nodes,
+                     "1 or more")  # fmt: skip
+    problems.raise_all()

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from vtrain.cluster.roles import CHIEF, EVALUATOR, PS, WORKER
-from vtrain.errors import ConfigError, VtrainError, raise_all
+from vtrain.errors import ConfigError, Problems
 from vtrain.submit import sdk
 from vtrain.submit.document import JobDocument
 from vtrain.submit.vertex import machines
@@ -49,13 +49,8 @@ def parse(kind: str, document: Any, *, source: str) -> Any:
 def check_pools(spec: Any, kind: str, source: str) -> None:
     """Vertex's rules for worker pools, which the message types alone do not enforce."""
     where = ("jobSpec" if kind == CUSTOM_JOB else "trialJobSpec") + ".workerPoolSpecs"
-    errors: list[VtrainError] = []
-
-    def bad(path: str, problem: str, value: Any, expected: str) -> None:
-        errors.append(
-            ConfigError(problem, source=source, path=path, value=value, expected=expected)
-        )
-
+    problems = Problems(source, kind=ConfigError)
+    bad = problems.bad
     pools = list(spec.worker_pool_specs)
     if not pools:
         bad(where, "no worker pools", [], "at least the primary pool (workerPoolSpecs[0])")
@@ -104,7 +99,7 @@ def check_pools(spec: Any, kind: str, source: str) -> None:
                         f"{where}[{i}].{spec}.env[{j}].name", "not a variable name",
                         variable.name or None, "a C identifier, as Vertex requires (e.g. MODE)",
                     )  # fmt: skip
-    raise_all(errors)
+    problems.raise_all()
 
 
 def _check_machine(machine: Any, path: str, bad: Callable[[str, str, Any, str], None]) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from vtrain.cluster.roles import CHIEF, EVALUATOR, PS, WORKER
-from vtrain.errors import UsageError, VtrainError, raise_all
+from vtrain.errors import Problems, UsageError
 from vtrain.submit import sdk
 from vtrain.submit.options import JobOptions
 from vtrain.submit.pools import Pool, unknown_accelerators
@@ -131,23 +131,16 @@ def _reduction_pool(options: JobOptions) -> dict[str, Any]:
 def check_accelerators(options: JobOptions) -> None:
     """Refuse an accelerator type Vertex's AcceleratorType enum does not name."""
     known = [n for n in sdk.vertex_types().AcceleratorType.__members__ if "UNSPECIFIED" not in n]
-    raise_all(unknown_accelerators(options.pools, known, "a Vertex accelerator type"))
+    problems = Problems()
+    unknown_accelerators(options.pools, known, "a Vertex accelerator type", problems)
+    problems.raise_all()
 
 
 def check_machines(options: JobOptions) -> None:
     """Refuse a machine Vertex does not train on, or one that cannot hold the pool's accelerator."""
-    errors: list[VtrainError] = []
-    seen: set[str] = set()
-
-    def bad(flag: str, problem: str, value: Any, expected: str) -> None:
-        # A worker pool that inherits the chief's settings would say the same again.
-        if (key := f"{flag}: {problem}") not in seen:
-            seen.add(key)
-            hint = f"vtrain's table of Vertex's machines, checked {machines.table().checked}"
-            errors.append(
-                UsageError(problem, source=flag, value=value, expected=expected, hint=hint)
-            )
-
+    # A worker pool that inherits the chief's settings would say the same again: once.
+    problems = Problems(dedupe=True)
+    hint = f"vtrain's table of Vertex's machines, checked {machines.table().checked}"
     pools = [
         p for p in options.pools if p.count and not (p.role == PS and options.reduction_servers)
     ]
@@ -155,7 +148,8 @@ def check_machines(options: JobOptions) -> None:
         assert pool.machine_type is not None  # Vertex's rules give every pool a machine
         instead = machines.unknown(pool.machine_type)
         if instead is not None:
-            bad(pool.machine_flag, "not a machine Vertex trains on", pool.machine_type, instead)
+            problems.bad(pool.machine_flag, "not a machine Vertex trains on", pool.machine_type,
+                         instead, hint)  # fmt: skip
             continue
         a = pool.accelerator
         found = machines.problem(pool.machine_type, a.type if a else None, a.count if a else 0)
@@ -168,13 +162,13 @@ def check_machines(options: JobOptions) -> None:
                 f" ({flag}), or a --{pool.role}-machine-type that holds none: a {pool.role} gets "
                 "no accelerator unless its own flag asks for one"
             )
-        bad(flag, found[0], f"{a.type}:{a.count}" if a else "none", expected)
+        problems.bad(flag, found[0], f"{a.type}:{a.count}" if a else "none", expected, hint)
     if options.reduction_servers:
         instead = machines.unknown(options.reduction_machine_type)
         if instead is not None:
-            bad("--reduction-server-machine-type", "not a machine Vertex trains on",
-                options.reduction_machine_type, instead)  # fmt: skip
-    raise_all(errors)
+            problems.bad("--reduction-server-machine-type", "not a machine Vertex trains on",
+                         options.reduction_machine_type, instead, hint)  # fmt: skip
+    problems.raise_all()
 
 
 def check_scheduling(options: JobOptions) -> None:

@@ -8,12 +8,12 @@ reached over a plain channel with no credentials, as emulators are.
 from __future__ import annotations
 
 import ipaddress
-import sys
 import time
 from dataclasses import dataclass
 from typing import Any
 
 from vtrain.errors import UsageError, VtrainError
+from vtrain.log import logger
 from vtrain.redact import redact_text
 from vtrain.submit import sdk
 from vtrain.submit.delivery import Delivery
@@ -29,6 +29,7 @@ CONSOLE = (
     "https://console.cloud.google.com/agent-platform/locations/{location}/training/{job}"
     "?project={project}"
 )
+log = logger(__name__)
 ENDED = ("JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED", "JOB_STATE_CANCELLED", "JOB_STATE_EXPIRED")
 
 
@@ -54,15 +55,15 @@ def submit(job: JobDocument, options: JobOptions | None, delivery: Delivery) -> 
     if options is not None and package and not package.startswith("gs://"):
         assert options.staging is not None  # the rules refuse a local package without it
         uri = stage(package, options.staging)
-        print(f"vtrain submit: staged {package} as {uri}", file=sys.stderr)
+        log.info(f"vtrain submit: staged {package} as {uri}")
     sent = send(
         job,
         project=delivery.project,
         region=delivery.region or DEFAULT_REGION,
         endpoint=delivery.api_endpoint,
     )
-    print(sent.name)
-    print(f"vtrain submit: console: {sent.console_url}", file=sys.stderr)
+    delivery.terminal.say(sent.name)
+    delivery.terminal.complain(f"vtrain submit: console: {sent.console_url}")
     if delivery.wait:
         return follow(sent, poll=delivery.poll)
     return 0
@@ -152,10 +153,10 @@ def follow(sent: SentJob, *, poll: float = 30.0) -> int:
             raise _refused(e) from None
         state = current.state.name
         if state != last:
-            print(f"vtrain submit: {sent.name}: {state}", file=sys.stderr, flush=True)
+            log.info(f"vtrain submit: {sent.name}: {state}")
             last = state
         if state in ENDED:
             if state != "JOB_STATE_SUCCEEDED" and current.error.message:
-                print(f"vtrain submit: {redact_text(current.error.message)}", file=sys.stderr)
+                log.warning(f"vtrain submit: {redact_text(current.error.message)}")
             return 0 if state == "JOB_STATE_SUCCEEDED" else 1
         time.sleep(poll)
