@@ -7,8 +7,7 @@ JSON Lines: `records()` against `for line in open(path): json.loads(line)`
 (target: at least 0.9x its rate). TFRecord: `records()` reading and checking
 every record, its rate in MB/s, against `records(check_crc=False)` (target: at
 least 0.9x) and `tf.data.TFRecordDataset` iterated eagerly when TensorFlow
-imports (target: at least 0.8x); where vtrain's C block check was built, also
-the Python check that an installation without it uses. The rounds interleave
+imports (target: at least 0.8x). The rounds interleave
 the contenders and each ratio is the median of the rounds' own ratios, so a
 machine whose load drifts moves it less. --without-google-crc32c hides the C CRC32C, as in an
 installation without it: the checksums are then computed in Python.
@@ -24,7 +23,6 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from compare import report, report_ratio  # noqa: E402
@@ -86,19 +84,6 @@ def tf_dataset(path: str) -> Callable[[], int] | None:
     return lambda: sum(1 for _ in tf.data.TFRecordDataset(path))
 
 
-PYTHON_CHECK = "records(), Python check"
-
-
-def without_c_check(reader: Any, path: str) -> int:
-    """`ours(path)` with the block check vtrain uses where its C module was not built."""
-    real = reader._native
-    reader._native = lambda: None
-    try:
-        return ours(path)
-    finally:
-        reader._native = real
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mib", type=int, default=200, help="size of each test file")
@@ -108,10 +93,9 @@ def main() -> None:
     args = parser.parse_args()
     if args.without_google_crc32c:
         sys.modules["google_crc32c"] = None  # type: ignore[assignment]  # import fails
-    from vtrain.storage.crc32c import bytes_crc32c
+    from vtrain.storage.crc32c import implementation
 
-    crc = bytes_crc32c()
-    print(f"CRC32C: {crc.__module__}.{crc.__qualname__} ({os.cpu_count()} cores)")
+    print(f"CRC32C: {implementation()} ({os.cpu_count()} cores)")
     with tempfile.TemporaryDirectory() as folder:
         jsonl, tfrecord = os.path.join(folder, "d.jsonl"), os.path.join(folder, "d.tfrecord")
         if args.only != "tfrecord":
@@ -147,11 +131,6 @@ def bench_tfrecord(tfrecord: str, runs: int) -> None:
         "vtrain.data.records": lambda: ours(tfrecord),
         "records(check_crc=False)": lambda: ours(tfrecord, check_crc=False),
     }
-    from vtrain.data import tfrecord as reader
-
-    native = reader._native()
-    if native is not None:  # and the check an installation without the C module gets
-        contenders[PYTHON_CHECK] = lambda: without_c_check(reader, tfrecord)
     theirs = tf_dataset(tfrecord)
     if theirs is not None:
         contenders["tf.data.TFRecordDataset"] = theirs
@@ -176,9 +155,6 @@ def bench_tfrecord(tfrecord: str, runs: int) -> None:
         target=">= 0.9x",
         paired=True,
     )
-    if native is not None:
-        unchecked = "records(check_crc=False)"
-        report_ratio(results, ours=PYTHON_CHECK, theirs=unchecked, target="none", paired=True)
     if theirs is not None:
         report_ratio(
             results,

@@ -20,14 +20,13 @@ HEARTBEAT_EVERY seconds by one daemon thread, and given back when its last
 manager goes (or at exit). A holder that finds its lease taken over (it was
 frozen past STALE_AFTER, say) refuses its next save, naming the holder it found.
 
-On a mounted folder (a local disk, /gcs/), the check and the write happen under
-flock on the folder, which serializes the processes of one machine, and the
-lease is replaced by a rename, so a reader never sees half of one. (Two machines
-that take a stale lease on /gcs/ in the same instant may both write it: the one
-overwritten finds out at its next heartbeat and refuses its next save.) On gs:// it
-is an object written with a generation precondition: created only if absent
-(`if_generation_match=0`), replaced only at the generation that was read, so of
-two processes that race for it one wins and the other looks again.
+The lease is read, judged and written through the folder's compare-and-set
+(`vtrain.storage.cas`): written only at the version that was read, so of two
+processes that race for it one wins and the other looks again. On a mounted folder
+(a local disk, /gcs/) that is flock and a rename; on gs://, an object written at the
+generation read. (Two machines that take a stale lease on /gcs/ in the same instant
+may both write it: the one overwritten finds out at its next heartbeat and refuses
+its next save.)
 """
 
 from __future__ import annotations
@@ -38,13 +37,12 @@ import math
 import os
 import threading
 import time
-import warnings
 import weakref
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
 
-from vtrain.errors import CheckpointError
+from vtrain.errors import CheckpointError, StorageError
+from vtrain.log import logger
 from vtrain.storage.location import Location
 from vtrain.storage.owner import Owner, me, running
 
@@ -55,7 +53,8 @@ STALE_AFTER = 120.0
 """Seconds without a heartbeat after which a holder on another host counts as gone: eight
 missed heartbeats, and more than the clocks of two machines of one job differ."""
 JOB_VARIABLES = ("CLOUD_ML_JOB_ID", "TORCHELASTIC_RUN_ID")
-_RACES = 3  # a gs:// lease read, judged and written again when another process wrote first
+_RACES = 3  # a lease read, judged and written again when another process wrote first
+log = logger(__name__)
 
 
 @dataclass(frozen=True)
@@ -163,105 +162,10 @@ def _takeover(current: Holder | None, mine: Holder, uri: str, now: float) -> str
 
 
 def _note(uri: str, current: Holder, why: str, now: float) -> None:
-    warnings.warn(
-        f"{uri}: took over the checkpoint folder's lease from {current.describe(now)}: {why}",
-        RuntimeWarning,
-        stacklevel=5,
+    log.warning(
+        f"vtrain: {uri}: took over the checkpoint folder's lease from {current.describe(now)}: "
+        f"{why}"
     )
-
-
-class _Folder:
-    """A lease on a mounted folder: flock serializes, a rename replaces."""
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self.file = os.path.join(path, LEASE)
-
-    @contextlib.contextmanager
-    def locked(self) -> Iterator[None]:
-        fd = os.open(self.path, os.O_RDONLY)
-        try:
-            import fcntl
-
-            with contextlib.suppress(
-                OSError
-            ):  # a file system without locks: the rename still holds
-                fcntl.flock(fd, fcntl.LOCK_EX)
-            yield
-        finally:
-            os.close(fd)  # and the lock with it
-
-    def read(self) -> tuple[Holder | None, bool]:
-        """(holder, whether a lease file is there at all)."""
-        try:
-            with open(self.file, "rb") as f:
-                return Holder.from_bytes(f.read()), True
-        except FileNotFoundError:
-            return None, False
-
-    def write(self, holder: Holder) -> None:
-        tmp = f"{self.file}.{holder.token}.tmp"
-        with open(tmp, "wb") as f:
-            f.write(holder.to_bytes())
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self.file)
-
-    def remove(self) -> None:
-        with contextlib.suppress(FileNotFoundError):
-            os.remove(self.file)
-
-
-class _Object:
-    """A lease on gs://: an object replaced only at the generation that was read."""
-
-    def __init__(self, location: Any) -> None:
-        key = f"{location.prefix}/{LEASE}" if location.prefix else LEASE
-        self.blob = location.client.bucket(location.bucket_name).blob(key)
-        self.generation: int | None = None
-
-    def read(self) -> tuple[Holder | None, int | None]:
-        """(holder, generation); generation 0 when there is no lease, None when unknown."""
-        from google.api_core.exceptions import NotFound, PreconditionFailed
-
-        for _ in range(_RACES):
-            blob = self.blob.bucket.get_blob(self.blob.name)
-            if blob is None:
-                return None, 0
-            try:
-                data = blob.download_as_bytes(if_generation_match=blob.generation)
-            except NotFound:
-                return None, 0
-            except PreconditionFailed:
-                continue  # rewritten between the two requests: read the new one
-            # A store that reports no generation (the emulator, at times): written unchecked.
-            generation = None if blob.generation is None else int(blob.generation)
-            return Holder.from_bytes(data), generation
-        raise CheckpointError(
-            "other processes keep rewriting this checkpoint folder's lease",
-            source=f"gs://{self.blob.bucket.name}/{self.blob.name}",
-            hint="one writer per folder: stop the others",
-        )
-
-    def write(self, holder: Holder, generation: int | None) -> bool:
-        """Write at `generation` (0: only if absent; None: unchecked); False when another
-        process wrote first."""
-        from google.api_core.exceptions import PreconditionFailed
-
-        try:
-            self.blob.upload_from_string(
-                holder.to_bytes(), content_type="application/json", if_generation_match=generation
-            )
-        except PreconditionFailed:
-            return False
-        self.generation = self.blob.generation
-        return True
-
-    def remove(self) -> None:
-        from google.api_core.exceptions import GoogleAPIError
-
-        with contextlib.suppress(GoogleAPIError):
-            self.blob.delete(if_generation_match=self.generation)
 
 
 class Lease:
@@ -273,26 +177,18 @@ class Lease:
         self.holder = Holder(me(), job, replica, now, now, os.urandom(8).hex())
         self.lost: Loss | None = None
         """Who took this lease over, as the heartbeat that found it gone saw them."""
-        if location.path is not None:
-            self._store: _Folder | _Object = _Folder(location.path)
-        else:
-            self._store = _Object(location)
+        self._location = location
+        self._cas = location.cas(LEASE)
         self.users = 0
 
     def take(self) -> None:
         """Hold the folder, or raise `CheckpointError` naming the process that does."""
         with _storage_errors("take the writer's lease", self.uri):
-            if isinstance(self._store, _Folder):
-                os.makedirs(self._store.path, exist_ok=True)
-                with self._store.locked():
-                    current, there = self._store.read()
-                    self._judge(current, there)
-                    self._store.write(self._fresh())
-                return
+            self._location.makedirs()
             for _ in range(_RACES):
-                current, generation = self._store.read()
-                self._judge(current, generation != 0)
-                if self._store.write(self._fresh(), generation):
+                current, there, token = self._read()
+                self._judge(current, there)
+                if self._cas.put(self._fresh().to_bytes(), token):
                     return
         raise CheckpointError(
             "other processes keep taking this checkpoint folder's lease",
@@ -300,16 +196,20 @@ class Lease:
             hint="one writer per folder: stop the others",
         )
 
+    def _read(self) -> tuple[Holder | None, bool, object]:
+        """(the holder, whether a lease is there at all, the token of what was read)."""
+        data, token = self._cas.get()
+        return (None if data is None else Holder.from_bytes(data)), data is not None, token
+
     def _judge(self, current: Holder | None, there: bool) -> None:
         now = time.time()
         why = _takeover(current, self.holder, self.uri, now)
         if current is not None and why is not None:
             _note(self.uri, current, why, now)
         elif current is None and there:
-            warnings.warn(
-                f"{self.uri}: took over a checkpoint folder's lease that cannot be read ({LEASE})",
-                RuntimeWarning,
-                stacklevel=5,
+            log.warning(
+                f"vtrain: {self.uri}: took over a checkpoint folder's lease that cannot be read "
+                f"({LEASE})"
             )
 
     def _fresh(self) -> Holder:
@@ -320,26 +220,16 @@ class Lease:
     def refresh(self) -> None:
         """Renew the heartbeat; a lease that is not this process's any more is marked `lost`.
 
-        Read, compare and write are one step (under the flock; on gs://, a write at the
-        generation that was read), so a heartbeat never writes over another's lease."""
+        Read, compare and write are one step (a compare-and-set at the version that was
+        read), so a heartbeat never writes over another's lease. A deleted folder is not
+        made again: there is nothing to hold."""
         if self.lost is not None:
             return
-        store = self._store
-        if isinstance(store, _Folder):
-            if not os.path.isdir(store.path):
-                return  # the folder was deleted: nothing to hold, and nothing to recreate
-            with store.locked():
-                current, there = store.read()
-                if there and (current is None or current.token != self.holder.token):
-                    self.lost = Loss(current)
-                    return
-                store.write(self._fresh())
-            return
-        current, generation = store.read()
-        if generation != 0 and (current is None or current.token != self.holder.token):
+        current, there, token = self._read()
+        if there and (current is None or current.token != self.holder.token):
             self.lost = Loss(current)
             return
-        store.write(self._fresh(), generation)  # lost a race: the next heartbeat looks again
+        self._cas.put(self._fresh().to_bytes(), token)  # lost a race: the next heartbeat looks
 
     def check(self) -> None:
         """Raise `CheckpointError` if another process took this lease over."""
@@ -357,15 +247,9 @@ class Lease:
         if self.lost is not None or self.holder.owner.pid != os.getpid():
             return  # a forked child never gives back its parent's lease
         with contextlib.suppress(Exception):  # at exit, or a folder already deleted
-            if isinstance(self._store, _Folder):
-                if not os.path.isdir(self._store.path):
-                    return
-                with self._store.locked():
-                    current, _ = self._store.read()
-                    if current is not None and current.token == self.holder.token:
-                        self._store.remove()
-            else:
-                self._store.remove()
+            current, _, token = self._read()
+            if current is not None and current.token == self.holder.token:
+                self._cas.put(None, token)
 
 
 @contextlib.contextmanager
@@ -375,8 +259,10 @@ def _storage_errors(operation: str, uri: str) -> Iterator[None]:
     except CheckpointError:
         raise
     except Exception as e:  # noqa: BLE001 - an OSError, or the storage client's own errors
+        # A location's StorageError names its own operation: the OSError under it says why.
+        why = e.__cause__ if isinstance(e, StorageError) and e.__cause__ is not None else e
         raise CheckpointError(
-            f"cannot {operation}: {getattr(e, 'strerror', None) or e}",
+            f"cannot {operation}: {getattr(why, 'strerror', None) or why}",
             source=uri,
             hint="check that the folder exists and this user may write there",
         ) from e

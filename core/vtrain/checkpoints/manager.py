@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -22,11 +21,13 @@ from vtrain.checkpoints.manifest import Manifest
 from vtrain.checkpoints.payload import Payload, PayloadLike, as_payload
 from vtrain.checkpoints.restore import committed_manifest, load, read_manifest, step_candidates
 from vtrain.errors import CheckpointError, UsageError
+from vtrain.log import logger
 from vtrain.storage.location import Location
 from vtrain.storage.opener import open_location
 from vtrain.storage.staging import remove_stale_staging
 
 TRIAL_PREFIX = "trial-"
+log = logger(__name__)
 
 
 def _check_count(value: object, argument: str) -> int | None:
@@ -300,17 +301,15 @@ class CheckpointManager:
             found, problem = _inspect(location, candidate)
             if found is None:
                 if problem is not None:
-                    warnings.warn(
-                        f"{location.uri}: step {candidate} does not verify ({problem}); "
-                        "trying an older step",
-                        RuntimeWarning,
-                        stacklevel=2,
+                    log.warning(
+                        f"vtrain: {location.uri}: step {candidate} does not verify ({problem}); "
+                        "trying an older step"
                     )
                 continue
             try:
                 return load(location, found, into=into)
             except CheckpointError as e:
-                warnings.warn(f"{e}; trying an older step", RuntimeWarning, stacklevel=2)
+                log.warning(f"vtrain: {e}; trying an older step")
                 failures.append(str(candidate))
         if failures:
             raise CheckpointError(
@@ -369,11 +368,9 @@ class CheckpointManager:
                     continue
                 if manifest is None:
                     self._damaged.add(step)
-                    warnings.warn(
-                        f"{location.join(name).uri}: a finished step that does not verify "
-                        f"({problem}); kept as it is, and left out of resume and retention",
-                        RuntimeWarning,
-                        stacklevel=2,
+                    log.warning(
+                        f"vtrain: {location.join(name).uri}: a finished step that does not "
+                        f"verify ({problem}); kept as it is, and left out of resume and retention"
                     )
                     continue
                 self._present.add(step)
@@ -395,11 +392,7 @@ class CheckpointManager:
         aside = f"damaged-{name}-{os.urandom(4).hex()}"
         os.rename(os.path.join(location.path, name), os.path.join(location.path, aside))
         self._damaged.discard(step)
-        warnings.warn(
-            f"{location.join(name).uri}: the damaged step was moved to {aside}",
-            RuntimeWarning,
-            stacklevel=3,
-        )
+        log.warning(f"vtrain: {location.join(name).uri}: the damaged step was moved to {aside}")
 
     def _committed(self, location: Location) -> list[int]:
         return [s for s in step_candidates(location) if committed_manifest(location, s) is not None]

@@ -1,7 +1,5 @@
 """TFRecord's masked CRC32C, and a check of a whole block of records' masks with one CRC.
 
-The reader uses this check where the C one (_checked_records.c) was not built.
-
 Per record, a checksum call and the masking arithmetic cost more interpreter
 time than the CRC itself (a few hundred bytes at GB/s). So the reader checks a
 block of records at once: it unmasks every stored checksum with integer

@@ -9,12 +9,10 @@ data's checksum.
 Records are often a few hundred bytes, so the interpreter's steps per record
 cost more than the bytes: the reader reads a block at a time and walks its
 headers, the only step per record; one `struct` call then slices out every
-record of the block, and one call checks every kept record's data checksum: C
-code with the CPU's CRC32C instruction (_checked_records.c, built when vtrain is
-installed where a C compiler is), else one CRC of the whole through google_crc32c
-(masked_crc.py). A header's checksum is taken once per distinct header: most
-files have few record lengths. A record larger than a block is read alone, in
-one piece.
+record of the block, and every kept record's data checksum is checked with one
+CRC of the whole, through `vtrain.storage.crc32c` (masked_crc.py). A header's
+checksum is taken once per distinct header: most files have few record lengths.
+A record larger than a block is read alone, in one piece.
 """
 
 from __future__ import annotations
@@ -22,7 +20,6 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable, Generator, Iterator
 from operator import sub
-from types import ModuleType
 from typing import BinaryIO
 
 from vtrain.data.cursor import Cursor
@@ -58,11 +55,8 @@ def read_tfrecord_at(
     """Yield the records `cursor` keeps, from its offset on, moving it past each one."""
     if cursor.offset:
         stream.seek(cursor.offset)
-    module = _native()
-    crc = module.crc32c if module is not None else bytes_crc32c()
-    native = module.first_bad if module is not None and check_crc else None
-    # The C check reads the stored checksums where they lie: the Python one has them unpacked.
-    headers, layouts = _Headers(crc), _Layouts(check_crc and native is None)
+    crc = bytes_crc32c()
+    headers, layouts = _Headers(crc), _Layouts(check_crc)
     records, skip, step, count = cursor.records, cursor.skip, cursor.step, cursor.count
     buf, base, pos = b"", cursor.offset, 0  # base: the file offset of buf[0]
     while more := stream.read(BLOCK):
@@ -71,13 +65,9 @@ def read_tfrecord_at(
         pos = _walk(buf, headers, ends)
         n = len(ends)
         if n:
-            # The C check first, while the block just read is in the CPU's cache.
-            bad = native(buf, ends, skip, step) if native is not None else None
             # A format of its own per block: not one for `struct`'s cache to keep.
             values = struct.Struct(layouts.of(ends, skip, step)).unpack_from(buf)
-            if native is not None:
-                datas = values[:bad] if bad is not None else values
-            elif check_crc:  # data₁, checksum₁, data₂ …
+            if check_crc:  # data₁, checksum₁, data₂ …
                 bad = first_mismatch(values, crc32c)
                 datas = values[: 2 * bad : 2] if bad is not None else values[::2]
             else:
@@ -130,16 +120,6 @@ def read_tfrecord_at(
             raise damaged(where, base + pos, "a torn record header (the file ends inside it)")
         raise _torn(where, base + pos, headers[buf[pos : pos + 12]], len(buf) - pos)
     cursor.offset, cursor.records, cursor.skip, cursor.count = base + pos, records, skip, count
-
-
-def _native() -> ModuleType | None:
-    """The C check of a block's data checksums and its CRC32C (_checked_records.c), where it
-    was built and the CPU has the CRC32C instruction; else None."""
-    try:
-        from vtrain.data import _checked_records
-    except ImportError:  # built without it (no C compiler): masked_crc.py's check instead
-        return None
-    return _checked_records if _checked_records.hardware else None
 
 
 def _corrupt(where: str, offset: int) -> StorageError:

@@ -1,10 +1,11 @@
-"""CRC32C, the checksum Cloud Storage keeps: google_crc32c's C code when installed, else Python.
+"""CRC32C, the checksum Cloud Storage keeps and TFRecord frames: google_crc32c's C code when
+installed, else Python. The one chooser: checkpoints and the TFRecord reader alike.
 
 google-crc32c (about 20 GB/s) comes with every extra that reads data: the
 framework extras, `data`, and `gcs`. The pure-Python fallback gives the same
 values, at a few MB/s: it says so once, in the log, the first time it is used.
-`records(check_crc=False)` skips the data checksum of TFRecord files. The TFRecord
-reader takes vtrain's own C module instead, where it was built (tfrecord.py).
+`implementation()` names the one that runs (`vtrain info` shows it).
+`records(check_crc=False)` skips the data checksum of TFRecord files.
 """
 
 from __future__ import annotations
@@ -23,11 +24,12 @@ _TABLE: list[int] = []
 # google_crc32c takes `bytes` only (no memoryview, bytearray or mmap): other buffers are
 # copied in slices that stay in the CPU cache, which costs less than the CRC itself.
 SLICE = 1 << 20
+GOOGLE = "google-crc32c (C)"
+PYTHON = "pure Python"
 SLOW = (
     "google-crc32c is not installed (or has no C code here): CRC32C checksums (gs:// "
-    "checkpoints, and TFRecord records where vtrain was installed without a C compiler) are "
-    'computed in pure Python, at a few MB/s instead of GB/s: pip install "vtrain[data]" (or '
-    "google-crc32c)"
+    "checkpoints, TFRecord records) are computed in pure Python, at a few MB/s instead of "
+    'GB/s: pip install "vtrain[data]" (or google-crc32c)'
 )
 
 
@@ -53,36 +55,45 @@ def _c_module() -> Any | None:
     return google_crc32c if google_crc32c.implementation == "c" else None
 
 
-def _chosen() -> tuple[Callable[[Buffer, int], int], Callable[[bytes], int]]:
-    """(CRC of any buffer from a running value, CRC of one `bytes`), chosen at first use."""
-    module = _c_module()
-    if module is None:
-        import logging
+class _Chosen:
+    """The implementation chosen at first use: its name, and its two entry points."""
 
-        logging.getLogger(__name__).warning(SLOW)
-        return _python_crc32c, _python_crc32c
-    extend = module.extend
+    def __init__(self) -> None:
+        module = _c_module()
+        if module is None:
+            from vtrain.log import logger  # lazily: this module is on the records' start-up path
 
-    def c_crc32c(data: Buffer, value: int = 0) -> int:
-        if type(data) is bytes:
-            return int(extend(value, data))
-        view = memoryview(data).cast("B")
-        for start in range(0, len(view), SLICE):
-            value = int(extend(value, view[start : start + SLICE].tobytes()))
-        return value
+            logger(__name__).warning(SLOW)
+            self.name = PYTHON
+            self.crc: Callable[[Buffer, int], int] = _python_crc32c
+            self.bytes_crc: Callable[[bytes], int] = _python_crc32c
+            return
+        extend = module.extend
 
-    return c_crc32c, module.value
+        def c_crc32c(data: Buffer, value: int = 0) -> int:
+            if type(data) is bytes:
+                return int(extend(value, data))
+            view = memoryview(data).cast("B")
+            for start in range(0, len(view), SLICE):
+                value = int(extend(value, view[start : start + SLICE].tobytes()))
+            return value
+
+        self.name, self.crc, self.bytes_crc = GOOGLE, c_crc32c, module.value
 
 
 # Chosen at first use, not at import: the import costs a shared library.
-_CHOSEN: list[tuple[Callable[[Buffer, int], int], Callable[[bytes], int]]] = []
+_CHOSEN: list[_Chosen] = []
+
+
+def _chosen() -> _Chosen:
+    if not _CHOSEN:
+        _CHOSEN.append(_Chosen())
+    return _CHOSEN[0]
 
 
 def crc32c(data: Buffer, value: int = 0) -> int:
     """The CRC32C of `data`, continuing from `value` (the CRC32C so far), as `zlib.crc32` does."""
-    if not _CHOSEN:
-        _CHOSEN.append(_chosen())
-    return _CHOSEN[0][0](data, value)
+    return _chosen().crc(data, value)
 
 
 def bytes_crc32c() -> Callable[[bytes], int]:
@@ -91,6 +102,9 @@ def bytes_crc32c() -> Callable[[bytes], int]:
     For many short buffers (a record each): a Python frame per call costs more than the
     CRC of a few hundred bytes.
     """
-    if not _CHOSEN:
-        _CHOSEN.append(_chosen())
-    return _CHOSEN[0][1]
+    return _chosen().bytes_crc
+
+
+def implementation() -> str:
+    """Which CRC32C runs here: "google-crc32c (C)" or "pure Python" (`vtrain info` says it)."""
+    return _chosen().name

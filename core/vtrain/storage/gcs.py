@@ -22,6 +22,8 @@ from vtrain.storage.names import join_name
 if TYPE_CHECKING:
     from typing_extensions import Buffer
 
+    from vtrain.storage.cas import CompareAndSet
+
 EMULATOR_VARIABLE = "STORAGE_EMULATOR_HOST"
 EMULATOR_PROJECT = "vtrain-emulator"
 _NAME = "gs:// locations"
@@ -228,6 +230,11 @@ class GcsLocation(Location):
             names |= {p[start:].rstrip("/") for p in pages.prefixes}
         names.discard("")  # a "folder/" placeholder object is the folder itself
         return sorted(names)
+
+    def cas(self, name: str) -> CompareAndSet:
+        from vtrain.storage.cas_gcs import GcsCas
+
+        return GcsCas(self._blob(name))
 
     def makedirs(self, name: str = "") -> None:
         self._check(name)  # object stores have no folders; only the name is checked

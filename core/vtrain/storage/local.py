@@ -14,6 +14,8 @@ from vtrain.storage.location import Location
 if TYPE_CHECKING:
     from typing_extensions import Buffer
 
+    from vtrain.storage.cas import CompareAndSet
+
 
 class LocalLocation(Location):
     """A folder on a local disk: writes are fsynced, folder renames are atomic."""
@@ -86,6 +88,12 @@ class LocalLocation(Location):
             return []
         except OSError as e:
             raise StorageError(f"cannot list: {e.strerror}", source=self.uri, path=name) from e
+
+    def cas(self, name: str) -> CompareAndSet:
+        from vtrain.storage.cas_folder import FolderCas
+
+        path = self._file_path(name)
+        return FolderCas(os.path.dirname(path), os.path.basename(path))
 
     def makedirs(self, name: str = "") -> None:
         with os_errors("create folder", self.uri, name):

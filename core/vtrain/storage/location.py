@@ -18,6 +18,8 @@ from vtrain.storage.names import check_name, join_name
 if TYPE_CHECKING:
     from typing_extensions import Buffer
 
+    from vtrain.storage.cas import CompareAndSet
+
 DEFAULT_GCS_MOUNT = "/gcs"
 GCS_MOUNT_VARIABLE = "VTRAIN_GCS_MOUNT"
 
@@ -93,6 +95,10 @@ class Location(ABC):
     @abstractmethod
     def download(self, name: str, local_path: str) -> None:
         """Copy the file or folder `name` to a local path."""
+
+    @abstractmethod
+    def cas(self, name: str) -> CompareAndSet:
+        """The compare-and-set of the small file `name` in this folder (storage/cas.py)."""
 
     def write_checked(self, name: str, data: Buffer, checksum: int) -> None:
         """`write_bytes`, where a store that keeps checksums refuses bytes that do not match."""

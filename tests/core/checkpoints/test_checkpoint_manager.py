@@ -9,6 +9,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from logged import warned
 
 from vtrain.checkpoints import CheckpointManager
 from vtrain.checkpoints.lease import LEASE
@@ -122,17 +123,17 @@ def test_uncommitted_leftovers_are_ignored_then_cleaned(medium) -> None:
     assert loc.list() == [LEASE, "notes.txt", "step-000000000001"]  # `m` still holds the folder
 
 
-def test_a_damaged_marker_is_reported_and_kept(medium) -> None:
-    check_damaged_step_is_kept(medium, "garbage marker")
+def test_a_damaged_marker_is_reported_and_kept(medium, caplog) -> None:
+    check_damaged_step_is_kept(medium, "garbage marker", caplog)
 
 
-def test_a_local_step_without_marker_is_damage_not_a_leftover(tmp_path) -> None:
+def test_a_local_step_without_marker_is_damage_not_a_leftover(tmp_path, caplog) -> None:
     # A local step appears by one rename, marker included: without one, it was damaged.
     local = SimpleNamespace(name="local", uri=str(tmp_path / "root"), options={"environ": {}})
-    check_damaged_step_is_kept(local, "no marker")
+    check_damaged_step_is_kept(local, "no marker", caplog)
 
 
-def check_damaged_step_is_kept(medium, damage: str) -> None:
+def check_damaged_step_is_kept(medium, damage: str, caplog) -> None:
     loc = open_location(medium.uri, **medium.options)
     m = manager(medium, keep=1)
     m.save(1, b"one")
@@ -144,16 +145,16 @@ def check_damaged_step_is_kept(medium, damage: str) -> None:
         step2.remove("COMMIT.json")
     data_before = step2.list()
     again = manager(medium, keep=1)
-    with pytest.warns(RuntimeWarning, match=r"step 2 does not verify"):
+    with warned(caplog, r"^vtrain: .*step 2 does not verify"):
         restored = again.restore()
     # The older step is not there any more (keep=1): nothing intact to resume, said loudly.
     assert restored is None
-    with pytest.warns(RuntimeWarning, match=r"step-000000000002: a finished step that does not"):
+    with warned(caplog, r"step-000000000002: a finished step that does not"):
         again.save(3, b"three")
     assert loc.join("step-000000000002").list() == data_before  # not cleaned, not retained away
     assert again.steps() == [3]
     if medium.name == "local":
-        with pytest.warns(RuntimeWarning, match=r"the damaged step was moved to damaged-step-"):
+        with warned(caplog, r"the damaged step was moved to damaged-step-"):
             again.save(2, b"two again")
         aside = [n for n in loc.list() if n.startswith("damaged-step-000000000002-")]
         assert len(aside) == 1 and loc.join(aside[0]).list() == data_before
@@ -215,7 +216,7 @@ def test_the_trial_decides_the_folder_whether_or_not_is_leader_is_given(tmp_path
     assert given.directory == detected.directory == f"{tmp_path}/trial-3"
 
 
-def test_a_failed_step_leaves_nothing_in_the_into_folder(tmp_path: Path) -> None:
+def test_a_failed_step_leaves_nothing_in_the_into_folder(tmp_path: Path, caplog) -> None:
     def writer(files: dict[str, bytes]):  # type: ignore[no-untyped-def]
         def write(folder: str) -> None:
             for name, data in files.items():
@@ -232,7 +233,7 @@ def test_a_failed_step_leaves_nothing_in_the_into_folder(tmp_path: Path) -> None
     (data,) = [p for p in step2.iterdir() if p.is_dir()]
     (data / "optimizer").write_bytes(b"corrupt")  # after "model", which copies intact
     into = tmp_path / "into"
-    with pytest.warns(RuntimeWarning, match="trying an older step"):
+    with warned(caplog, "trying an older step"):
         ckpt = m.restore(into=str(into))
     assert ckpt is not None and ckpt.step == 1
     assert sorted(os.listdir(into)) == ["model"] and (into / "model").read_bytes() == b"model@1"

@@ -7,6 +7,7 @@ import os
 import zlib
 
 import pytest
+from logged import warned
 
 from vtrain.checkpoints import CheckpointManager, Manifest
 from vtrain.errors import CheckpointError
@@ -56,22 +57,22 @@ def test_a_missing_file_is_caught(saved) -> None:
         m.restore(2)
 
 
-def test_latest_falls_back_to_an_intact_step_with_a_warning(saved) -> None:
+def test_latest_falls_back_to_an_intact_step_with_a_warning(saved, caplog) -> None:
     m, loc, name = saved
     loc.write_bytes(name, b"garbage")
-    with pytest.warns(RuntimeWarning, match=r"step 2.*'w'.*trying an older step"):
+    with warned(caplog, r"^vtrain: .*step 2.*'w'.*trying an older step"):
         ckpt = m.restore()
     assert ckpt is not None and ckpt.step == 1 and ckpt.files["w"] == b"one" * 1000
 
 
-def test_no_intact_step_is_an_error(saved) -> None:
+def test_no_intact_step_is_an_error(saved, caplog) -> None:
     m, loc, name = saved
     loc.write_bytes(name, b"garbage")
     m.save(1, {"w": b""})  # re-save step 1, then damage its marker's file too
     folder = Manifest.from_marker(loc.read_bytes("step-000000000001/COMMIT.json"), "t").folder
     loc.write_bytes(f"step-000000000001/{folder}/w", b"?")
     with (
-        pytest.warns(RuntimeWarning),
+        warned(caplog),
         pytest.raises(CheckpointError, match=r"no committed step passes.*'2, 1'"),
     ):
         m.restore()

@@ -22,20 +22,6 @@ from vtrain.data.cursor import Cursor
 from vtrain.data.tfrecord import read_tfrecord, read_tfrecord_at
 from vtrain.storage import crc32c
 
-NATIVE = tfrecord._native()
-
-
-@pytest.fixture(autouse=True, scope="module", params=["C block check", "Python block check"])
-def block_check(request: pytest.FixtureRequest) -> Iterator[str]:
-    """Every test reads through both checks of a block's data checksums: the C one
-    (_checked_records.c), and the Python one it stands in for (masked_crc.py)."""
-    if request.param == "C block check" and NATIVE is None:
-        pytest.skip("not built here (no C compiler, or no CRC32C instruction): see test_wheel")
-    native = NATIVE if request.param == "C block check" else None
-    with mock.patch.object(tfrecord, "_native", lambda: native):
-        yield request.param
-
-
 RECORDS = [b"", b"one", b"\x00" * 300, b"last record"]
 DATA = tfrecord_bytes(RECORDS)
 SECOND = 12 + 0 + 4  # where record 1 starts
@@ -247,7 +233,7 @@ def test_a_damaged_checksum_in_the_middle_of_a_file_is_found(
 
 
 def test_without_google_crc32c_records_are_checked_and_only_a_crc_in_python_says_so(
-    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, block_check: str
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     # A record larger than a block too: its CRC is one call of its own.
     records = [bytes([i]) * i for i in range(100)] + [b"L" * (tfrecord.BLOCK + 1)]
@@ -264,9 +250,7 @@ def test_without_google_crc32c_records_are_checked_and_only_a_crc_in_python_says
         for data in damaged:
             with pytest.raises(StorageError, match=re.escape("a corrupt record (its data check")):
                 read(data)
-    # With the C module every CRC is the CPU's (headers too): nothing slow to warn of.
-    slow = [] if block_check == "C block check" else [crc32c.SLOW]
-    assert [r.getMessage() for r in caplog.records] == slow
+    assert [r.getMessage() for r in caplog.records] == [crc32c.SLOW]
 
 
 def test_a_record_larger_than_a_block_is_read_and_checked_whole() -> None:

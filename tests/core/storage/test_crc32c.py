@@ -65,6 +65,7 @@ def test_the_c_code_is_used_as_it_is_when_installed(
     with caplog.at_level(logging.WARNING, logger=module.__name__):
         assert module.bytes_crc32c() is google_crc32c.value  # no Python frame per record
         assert module.crc32c(b"123456789") == 0xE3069283
+        assert module.implementation() == "google-crc32c (C)"
     assert caplog.records == []
 
 
@@ -78,5 +79,7 @@ def test_the_python_fallback_says_so_once_in_the_log(
         assert module.bytes_crc32c()(b"123456789") == 0xE3069283
         for _ in range(3):
             module.crc32c(b"x")
+        assert module.implementation() == "pure Python"
     assert [r.getMessage() for r in caplog.records] == [module.SLOW]
+    assert caplog.records[0].name == "vtrain.storage.crc32c"  # a child of the vtrain logger
     assert 'pip install "vtrain[data]"' in module.SLOW
