@@ -68,10 +68,12 @@ def fuzz(session: nox.Session) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """ruff on everything, mypy (strict) on the core and the plugins."""
+    """ruff (the linter and the formatter's check) on everything, mypy (strict) on the core and
+    the plugins."""
     # The optional pieces the core imports lazily, so that mypy sees the same code CI runs.
     session.install(*CONSTRAINTS, "ruff", "mypy", "-e", ".[gcs,tune,bigquery]")
     session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
     session.run("mypy")
 
 

@@ -26,9 +26,9 @@ ROOT = "vtrain"
 _PLUGIN_PREFIX = "vtrain_"
 
 
-class _DefaultHandler(logging.StreamHandler):  # type: ignore[type-arg]
-    """stderr, looked up at each record (a test's capture, a replaced sys.stderr), and only
-    while the program has not configured logging itself."""
+class StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """The record's message on stderr, which is looked up at each record (a test's capture, a
+    replaced sys.stderr), flushed."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -42,9 +42,17 @@ class _DefaultHandler(logging.StreamHandler):  # type: ignore[type-arg]
     def stream(self, value: object) -> None:
         pass  # StreamHandler.__init__ sets it; stderr is read at each record instead
 
+
+class _DefaultHandler(StderrHandler):
+    """vtrain's lines on stderr while the program has not configured logging itself."""
+
     def filter(self, record: logging.LogRecord) -> bool:
         # The program's own handlers on the root: it has chosen where lines go.
-        return not logging.getLogger().handlers and bool(super().filter(record))
+        return default_handler_active() and bool(super().filter(record))
+
+
+_consoles: list[logging.Handler] = []
+"""The console handlers installed now (`console`): while one is, the default steps aside."""
 
 
 def _root() -> logging.Logger:
@@ -67,5 +75,33 @@ def logger(name: str = ROOT) -> logging.Logger:
 
 
 def default_handler_active() -> bool:
-    """True while vtrain's own stderr handler shows its records (logging not configured)."""
-    return not logging.getLogger().handlers
+    """True while vtrain's own stderr handler shows its records: logging not configured by
+    the program, and no command line's console installed."""
+    return not _consoles and not logging.getLogger().handlers
+
+
+class console:  # noqa: N801 - used as a function: `with console():`
+    """While a command runs, vtrain's records go to its console (stderr) and nowhere else.
+
+    The command line is the program: it decides how vtrain's lines look, whatever handlers
+    the root logger has (a test runner's capture, say). Installed once per command; nested,
+    the outer one stays.
+    """
+
+    def __init__(self) -> None:
+        self._handler: logging.Handler | None = None
+        self._propagate = True
+
+    def __enter__(self) -> None:
+        top = _root()
+        self._handler = StderrHandler()
+        top.addHandler(self._handler)
+        _consoles.append(self._handler)
+        self._propagate, top.propagate = top.propagate, False
+
+    def __exit__(self, *exc: object) -> None:
+        top = logging.getLogger(ROOT)
+        if self._handler is not None:
+            top.removeHandler(self._handler)
+            _consoles.remove(self._handler)
+        top.propagate = self._propagate

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import logging
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -82,19 +81,11 @@ def study_file(tmp_path: Path) -> str:
 @pytest.fixture
 def vtrain(capsys: pytest.CaptureFixture[str]) -> Callable[..., Result]:
     """Run `vtrain ARGS` in this process; no exception may escape it. Its `err` is stderr as a
-    terminal shows it, vtrain's log lines included (pytest's own handlers on the root logger
-    keep vtrain's default one quiet)."""
+    terminal shows it, vtrain's log lines included (the command's own console shows them)."""
 
     def run(*args: str) -> Result:
         capsys.readouterr()
-        shown = logging.StreamHandler(sys.stderr)  # the capture's stderr, replaced by capsys
-        shown.setFormatter(logging.Formatter("%(message)s"))
-        top = logging.getLogger("vtrain")
-        top.addHandler(shown)
-        try:
-            status = main(list(args))
-        finally:
-            top.removeHandler(shown)
+        status = main(list(args))
         captured = capsys.readouterr()
         return Result(status, captured.out, captured.err)
 

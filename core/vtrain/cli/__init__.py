@@ -173,8 +173,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             key=lambda p: len(p.prog.split()),
         )
         used.unrecognized(extra)
+    from vtrain.cli.output import console
+
     try:
-        status: int = args.run(args)
+        with console():
+            status: int = args.run(args)
     except VtrainError as e:
         # A person reads this: the message says what to fix; a traceback would only bury it.
         from vtrain.cli.output import complain

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 
 from vtrain.cli.arguments import integer, seconds
+from vtrain.cli.output import complain, say
 from vtrain.local.plan import (
     DEFAULT_GRACE_SECONDS,
     DEFAULT_MAX_RESTARTS,
@@ -17,6 +19,8 @@ from vtrain.local.plan import (
 # `typing` costs milliseconds at start-up; the names are for the type checker only.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import logging
+    from collections.abc import Iterator
     from typing import Any
 
     from vtrain.local.plan import Plan
@@ -183,7 +187,8 @@ def _run(args: argparse.Namespace) -> int:
         **topology,
     )
     try:
-        with reaping():  # what a replica orphans comes back to us, and goes with the job
+        # What a replica orphans comes back to us, and goes with the job.
+        with reaping(), console_notes():
             result = run_job(plan)
             status = result.status
     except OSError as e:
@@ -196,9 +201,9 @@ def _run(args: argparse.Namespace) -> int:
         ) from e
     try:
         if status == 0:
-            print(_outputs(plan), flush=True)
+            say(_outputs(plan))
         if result.verdict is not None:
-            print(result.verdict.text(), end="", flush=True)
+            say(result.verdict.text(), end="")
             if args.verdict_json:
                 _write_verdict(args.verdict_json, result.verdict.to_json())
             if args.job is not None:
@@ -209,6 +214,44 @@ def _run(args: argparse.Namespace) -> int:
         # nowhere, or it would turn the job's exit status into 120.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return status
+
+
+def _log() -> logging.Logger:
+    """This command's logger (`logging` is imported once a line is said, not at start-up)."""
+    from vtrain.log import logger
+
+    return logger(__name__)
+
+
+@contextlib.contextmanager
+def console_notes() -> Iterator[None]:
+    """Show the job's notes (`vtrain.local.notes`) on its console while it runs, as vtrain
+    always has: under vtrain's prefix, in its colour, among the replicas' lines."""
+    import logging
+
+    from vtrain.local.notes import LOGGER, OUTPUT, REPLICA
+    from vtrain.log import logger
+
+    class Console(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            output = getattr(record, OUTPUT, None)
+            try:
+                if output is None:  # not a note about the job: a line on stderr, as always
+                    complain(record.getMessage())
+                else:
+                    output.note(record.getMessage(), getattr(record, REPLICA, None))
+            except (OSError, ValueError):  # a closed stderr: nothing to say it on
+                pass
+
+    local, console = logger(LOGGER), Console()
+    local.addHandler(console)
+    # Its records reach the console once, through this handler, not vtrain's default one too.
+    propagate, local.propagate = local.propagate, False
+    try:
+        yield
+    finally:
+        local.removeHandler(console)
+        local.propagate = propagate
 
 
 def _resuming(folder: str, role_env: Any) -> dict[str, dict[str, str]]:
@@ -247,7 +290,7 @@ def _on_record(job: str, verdict: Any) -> None:
     try:
         record(read_job(job).document, verdict)
     except OSError as e:
-        print(f"vtrain local: note: the verdict is not on record ({e})", file=sys.stderr)
+        _log().info(f"vtrain local: note: the verdict is not on record ({e})")
 
 
 def _write_verdict(path: str, text: str) -> None:
@@ -317,18 +360,18 @@ def _rehearsal(args: argparse.Namespace) -> dict[str, Any]:
     job_id = args.job_id or time.strftime("local-%Y%m%d-%H%M%S-") + str(os.getpid())
     base = os.path.abspath(args.output_dir or os.path.join("vtrain-output", "local", job_id))
     found = rehearsal(read_job(args.job), command, args.trial, base)
+    log = _log()
     for line in _command_lines(found.options["role_commands"], command):
-        print(f"vtrain local: {line}", file=sys.stderr)
+        log.info(f"vtrain local: {line}")
     for note in found.notes:
-        print(f"vtrain local: note: {redact_text(note)}", file=sys.stderr)
+        log.info(f"vtrain local: note: {redact_text(note)}")
     options = found.options
     options.update(output_dir=base, job_id=job_id)
     if args.workers and args.workers != options.get("workers"):
-        print(
+        log.info(
             f"vtrain local: note: {args.workers} workers instead of the document's "
             f"{options.get('workers', 0)}, as a resubmission with another worker count would "
-            "run (CLUSTER_SPEC's job is still the document's)",
-            file=sys.stderr,
+            "run (CLUSTER_SPEC's job is still the document's)"
         )
         options["workers"] = args.workers
     options["restart_job"] = options.get("restart_job") or args.restart_job_on_worker_restart

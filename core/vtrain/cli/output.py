@@ -13,6 +13,7 @@ import sys
 # `typing` costs milliseconds at start-up; the names are for the type checker only.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
     from typing import TextIO
 
 
@@ -26,9 +27,9 @@ def complain(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
-def console() -> None:
-    """Show vtrain's log records on the console, at INFO and above, as vtrain has always shown
-    them (unless the program configured logging itself: then its handlers decide)."""
-    from vtrain.log import logger
+def console() -> AbstractContextManager[None]:
+    """While a command runs: vtrain's log records on the console (stderr), at INFO and above,
+    as vtrain has always shown them, whatever handlers the root logger has."""
+    from vtrain.log import console as installed
 
-    logger()
+    return installed()

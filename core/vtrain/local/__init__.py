@@ -6,10 +6,10 @@ replicas as the platform would, and stops every process it started.
 """
 
 from vtrain.local.environment import replica_env
+from vtrain.local.job import run_job
 from vtrain.local.plan import PLATFORMS, Kill, Plan, Replica
 from vtrain.local.ports import reserve_ports
 from vtrain.local.result import JobResult, ReplicaResult
-from vtrain.local.supervisor import run_job
 
 __all__ = [
     "PLATFORMS",

@@ -27,12 +27,12 @@ import _socket
 import contextlib
 import errno
 import gc
-import marshal
 import os
 import select
 import signal
 import struct
 
+from vtrain.local.frames import Frames, frame
 from vtrain.local.reaper import (
     SUPPORTED,
     become_subreaper,
@@ -48,7 +48,6 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
     from typing import Any
 
-_HEADER = struct.Struct("!I")
 _INT = struct.Struct("i")
 _CHUNK = 65536
 # Signals that end the keeper: the parent-death signal, or a person's kill.
@@ -70,7 +69,7 @@ class Keeper:
     def __init__(self, pid: int, sock: _socket.socket) -> None:
         self.pid = pid
         self._sock = sock
-        self._frames = _Frames()
+        self._frames = Frames()
         self._replies: list[tuple[Any, ...]] = []
         self._exits: list[tuple[int, int]] = []
         self._closed = False
@@ -189,43 +188,17 @@ class Keeper:
         self._sock.close()
 
     def _send(self, message: tuple[Any, ...], fds: Sequence[int] = ()) -> None:
-        frame = _frame(message)
+        data = frame(message)
         try:
             if not fds:
-                self._sock.sendall(frame)
+                self._sock.sendall(data)
                 return
             rights = [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, struct.pack(f"{len(fds)}i", *fds))]
-            sent = self._sock.sendmsg([frame], rights)
-            if sent < len(frame):
-                self._sock.sendall(frame[sent:])
+            sent = self._sock.sendmsg([data], rights)
+            if sent < len(data):
+                self._sock.sendall(data[sent:])
         except OSError as e:
             raise KeeperGone(str(e)) from None
-
-
-def _frame(message: tuple[Any, ...]) -> bytes:
-    data = marshal.dumps(message)
-    return _HEADER.pack(len(data)) + data
-
-
-class _Frames:
-    """Bytes from the socket, cut into messages: a length, then a marshalled tuple."""
-
-    def __init__(self) -> None:
-        self._data = b""
-
-    def feed(self, chunk: bytes) -> list[tuple[Any, ...]]:
-        """The messages that `chunk` completes, in order."""
-        data = self._data + chunk
-        found = []
-        while len(data) >= _HEADER.size:
-            (size,) = _HEADER.unpack_from(data)
-            end = _HEADER.size + size
-            if len(data) < end:
-                break
-            found.append(marshal.loads(data[_HEADER.size : end]))
-            data = data[end:]
-        self._data = data
-        return found
 
 
 # -- the keeper's side -------------------------------------------------------------------
@@ -278,7 +251,7 @@ def _max_fd() -> int:
 
 def _serve(sock: _socket.socket, wake: int, replicas: set[int]) -> None:
     """Answer vtrain until it says "close" or is gone (its end closed; the parent-death signal)."""
-    frames = _Frames()
+    frames = Frames()
     fds: list[int] = []  # the output pipes that came with "spawn" messages, in order
     try:
         while True:
@@ -333,7 +306,7 @@ def _answer(
             pids.append(pid)
         finally:
             os.close(output)
-    sock.sendall(_frame(("started", pids)))
+    sock.sendall(frame(("started", pids)))
 
 
 def _spawn(argv: list[str], env: dict[str, str], output: int, cwd: str | None) -> int:
@@ -399,7 +372,7 @@ def _collect(sock: _socket.socket, replicas: set[int]) -> None:
             kill_group(pid, signal.SIGKILL)
             replicas.discard(pid)
             _, status = os.waitpid(pid, 0)
-            sock.sendall(_frame(("exit", pid, status)))
+            sock.sendall(frame(("exit", pid, status)))
         else:  # an orphan that came back to us, or a member of a replica's group
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(pid, 0)

@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import sys
 from collections.abc import Sequence
 
 # `typing` costs milliseconds at start-up; the names are for the type checker only.
@@ -66,7 +65,6 @@ class Output:
             for i, n in enumerate(names)
         }
         self._prefix[NOTE_NAME] = self._paint(f"{NOTE_NAME:<{width}} | ", _NOTE_COLOUR)
-        self._held: list[tuple[str, str | None]] | None = None
         self._logs: dict[str, BinaryIO] = {}
         self._log_paths = {n: log_path(output_dir, n) for n in names}
         self._log_dir = os.path.dirname(log_path(output_dir, "x"))
@@ -82,25 +80,8 @@ class Output:
     def _paint(self, text: str, colour: str) -> str:
         return f"\033[{colour}m{text}\033[0m" if self._colour else text
 
-    def hold(self) -> None:
-        """Keep vtrain's notes from now until `release`: the replicas start first.
-
-        Redacting a note compiles `vtrain.redact`'s patterns (milliseconds of CPU) on
-        first use; a job's header is better written once its replicas have started.
-        """
-        if self._held is None:
-            self._held = []
-
-    def release(self) -> None:
-        """Write the notes held since `hold`, in order."""
-        held, self._held = self._held, None
-        for text, replica in held or ():
-            self.note(text, replica)
-
     def line(self, name: str, data: bytes) -> None:
         """One line (without its newline) that replica `name` printed."""
-        if self._held is not None:
-            self.release()
         self._log(name, data + b"\n")
         text = data.decode("utf-8", "replace").rstrip("\r")
         self.write(f"{self._prefix[name]}{text}\n")
@@ -113,14 +94,11 @@ class Output:
         """vtrain's line under replica `name`'s prefix, shown, not logged (`vtrain.local.quiet`)."""
         from vtrain.redact import redact_text
 
-        self.release()
         self.write(f"{self._prefix[name]}{redact_text(text)}\n")
 
     def note(self, text: str, replica: str | None = None) -> None:
-        """vtrain's own message; also written to the log of `replica` when one is named."""
-        if self._held is not None:
-            self._held.append((text, replica))
-            return
+        """vtrain's own message; also written to the log of `replica` when one is named
+        (`vtrain local run`'s console handler writes each of `vtrain.local.notes`' records so)."""
         from vtrain.redact import redact_text
 
         text = redact_text(text)
@@ -130,8 +108,6 @@ class Output:
 
     def write(self, text: str) -> None:
         """Text as it is (the summary table)."""
-        if self._held:
-            self.release()
         if self._stream is not None:
             try:
                 self._stream.write(text)
@@ -149,8 +125,7 @@ class Output:
             self._log(name, b"", flush=True)
 
     def close(self) -> None:
-        """Write what is held; flush and close the log files."""
-        self.release()
+        """Flush and close the log files."""
         self.flush()
         for name in list(self._logs):
             self._log(name, b"", close=True)
@@ -181,8 +156,9 @@ class Output:
         self._stream = None
         # `vtrain local run ... | head` closes our stdout: nothing to say, the job goes on, logged.
         if e.errno not in (errno.EPIPE, errno.EINVAL):
-            with contextlib.suppress(OSError, ValueError):
-                print(f"vtrain local: cannot write the output ({_why(e)})", file=sys.stderr)
+            from vtrain.log import logger
+
+            logger(__name__).warning(f"vtrain local: cannot write the output ({_why(e)})")
 
 
 def _why(e: OSError) -> str:

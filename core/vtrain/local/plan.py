@@ -6,7 +6,6 @@ the bad ones together, each naming the argument, the value and what was expected
 
 from __future__ import annotations
 
-import math
 import os
 import re
 import time
@@ -16,8 +15,14 @@ from signal import SIGKILL, Signals  # by name: Kill's field `signal` hides the 
 from vtrain.cluster.fields import natural
 from vtrain.cluster.roles import CHIEF, EVALUATOR, PS, WORKER
 from vtrain.context import trial_folder
-from vtrain.errors import UsageError, VtrainError, raise_all
+from vtrain.errors import Problems, UsageError, VtrainError
 from vtrain.frozen import Frozen
+from vtrain.local.option_checks import (
+    MAX_SECONDS,
+    checked_command,
+    descriptor_limit,
+    seconds_problem,
+)
 from vtrain.variables import check_folder_name, check_trial_id
 
 # `typing` costs milliseconds at start-up; the names are for the type checker only.
@@ -34,8 +39,6 @@ DEFAULT_QUIET_AFTER = 30.0
 LOOPBACK = "127.0.0.1"
 LOCAL_ROLES = (CHIEF, WORKER, PS, EVALUATOR)
 
-# The longest wait the supervisor's poll() takes: a C int of milliseconds, about 24.8 days.
-MAX_SECONDS = 2_147_483.0
 # Descriptors each replica holds while the job runs (its port lock, log file, output pipe and
 # process handle), and those the supervisor needs besides, to refuse a job that would run out.
 _FDS_PER_REPLICA = 4
@@ -47,69 +50,6 @@ MAX_LOCAL_REPLICAS = 512
 _KILL = re.compile(
     r"(?P<role>[a-z]+):(?P<index>[0-9]+)@(?P<seconds>[0-9.]+)(?::(?P<signal>[A-Za-z]+))?"
 )
-
-
-def _seconds_problem(seconds: float, *, zero: bool) -> str | None:
-    """What is wrong with a number of seconds to wait, or None; `zero` allows 0."""
-    if math.isnan(seconds):
-        return "is not a number"
-    if seconds < 0 or (seconds == 0 and not zero):
-        return "cannot be negative" if zero else "must be positive"
-    if seconds > MAX_SECONDS:
-        return "is longer than a wait can be"
-    return None
-
-
-def _descriptor_limit() -> int:
-    """How many file descriptors this process may open (RLIMIT_NOFILE's soft limit)."""
-    import resource
-
-    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
-    return soft if soft != resource.RLIM_INFINITY else 1 << 20
-
-
-def _executable(name: str) -> bool:
-    """True when `name` is a program the replicas can exec: a path, or found on PATH."""
-    if "\0" in name:
-        return False  # os.access would raise; the NUL itself is reported
-    # shutil.which would do, but importing shutil costs more than this whole check.
-    paths = [name] if os.sep in name else [os.path.join(d, name) for d in os.get_exec_path()]
-    return any(os.access(p, os.X_OK) and not os.path.isdir(p) for p in paths)
-
-
-def _unpassable(
-    command: Sequence[str],
-    role_commands: Mapping[str, Sequence[str]] | None,
-    role_env: Mapping[str, Mapping[str, str]] | None,
-) -> list[VtrainError]:
-    """What no process can be given: a NUL in a word or variable, a variable name with "="."""
-    # exec() would refuse these with a ValueError, after the job's banner and folders.
-    errors: list[VtrainError] = []
-    words = {"COMMAND": command} | {
-        f"the {r} pool's command": c for r, c in (role_commands or {}).items()
-    }
-    for where, found in words.items():
-        for word in found:
-            if "\0" in word:
-                errors.append(
-                    UsageError("a NUL character (\\0) in an argument", source=where, value=word,
-                               expected="arguments without NUL")
-                )  # fmt: skip
-    for role, env in (role_env or {}).items():
-        where = f"the {role} pool's env"
-        for name, value in env.items():
-            if not name or "=" in name or "\0" in name:
-                errors.append(
-                    UsageError("not a variable name", source=where, value=name,
-                               expected="a non-empty name without '=' or NUL")
-                )  # fmt: skip
-            elif "\0" in value:
-                # The value is not shown: it may be a credential.
-                errors.append(
-                    UsageError(f"a NUL character (\\0) in the value of {name}", source=where,
-                               expected="values without NUL")
-                )  # fmt: skip
-    return errors
 
 
 class Replica(Frozen):
@@ -166,7 +106,7 @@ class Kill(Frozen):
             raise UsageError(
                 "the time is not a number", source="--kill", value=text, expected=expected
             ) from None
-        if problem := _seconds_problem(seconds, zero=True):
+        if problem := seconds_problem(seconds, zero=True):
             raise UsageError(
                 f"the time {problem}",
                 source="--kill",
@@ -218,6 +158,7 @@ class Plan(Frozen):
         "quiet_after",
         "job",
         "job_kind",
+        "job_sets",
         "role_commands",
         "role_env",
         "shared_disk",
@@ -243,6 +184,8 @@ class Plan(Frozen):
     """The job document `vtrain local run --job` rehearses (its spec), or None: made up."""
     job_kind: str | None
     """That document's kind: CustomJob, HyperparameterTuningJob, TrainingInput, TFJob..."""
+    job_sets: tuple[str, ...] | None
+    """What its platform sets on a replica, as its kind says (`Kind.sets`); None: all it may."""
     role_commands: Mapping[str, tuple[str, ...]] | None
     """A job's pools may run different commands: role -> command, else `command` for all."""
     role_env: Mapping[str, Mapping[str, str]] | None
@@ -270,6 +213,7 @@ class Plan(Frozen):
         quiet_after: float = DEFAULT_QUIET_AFTER,
         job: Any = None,
         job_kind: str | None = None,
+        job_sets: tuple[str, ...] | None = None,
         role_commands: Mapping[str, tuple[str, ...]] | None = None,
         role_env: Mapping[str, Mapping[str, str]] | None = None,
         shared_disk: bool = False,
@@ -297,6 +241,7 @@ class Plan(Frozen):
         quiet_after: float = DEFAULT_QUIET_AFTER,
         job: Any = None,
         job_kind: str | None = None,
+        job_sets: tuple[str, ...] | None = None,
         role_commands: Mapping[str, Sequence[str]] | None = None,
         role_env: Mapping[str, Mapping[str, str]] | None = None,
         sources: Mapping[str, str] | None = None,
@@ -307,11 +252,9 @@ class Plan(Frozen):
         `sources` says where a rehearsed job's values came from (role -> its document's
         replica count field), so that a refusal names that field, not a flag never typed.
         """
-        errors: list[VtrainError] = []
+        problems = Problems()
+        bad = problems.bad
         given = {WORKER: "--workers", PS: "--ps", EVALUATOR: "--evaluators"} | dict(sources or {})
-
-        def bad(argument: str, problem: str, value: object, expected: str) -> None:
-            errors.append(UsageError(problem, source=argument, value=value, expected=expected))
 
         if platform not in PLATFORMS:
             bad("--platform", "unknown platform", platform, " or ".join(PLATFORMS))
@@ -319,7 +262,7 @@ class Plan(Frozen):
         for role, count in counts.items():
             if count < 0:
                 bad(given[role], "a replica count cannot be negative", count, "0 or more")
-        fds = _descriptor_limit()
+        fds = descriptor_limit()
         by_fds = (fds - _FDS_SPARE) // _FDS_PER_REPLICA
         if workers + ps + evaluators + 1 > min(by_fds, MAX_LOCAL_REPLICAS):
             many = [role for role, count in counts.items() if count > 0]
@@ -337,11 +280,11 @@ class Plan(Frozen):
             )
         if max_restarts < 0:
             bad("--max-restarts", "cannot be negative", max_restarts, "0 or more")
-        if timeout is not None and (problem := _seconds_problem(timeout, zero=False)):
+        if timeout is not None and (problem := seconds_problem(timeout, zero=False)):
             bad("--timeout", problem, timeout, f"seconds > 0, at most {MAX_SECONDS:.0f}")
-        if problem := _seconds_problem(grace, zero=True):
+        if problem := seconds_problem(grace, zero=True):
             bad("--grace", problem, grace, f"seconds >= 0, at most {MAX_SECONDS:.0f}")
-        if problem := _seconds_problem(quiet_after, zero=False):
+        if problem := seconds_problem(quiet_after, zero=False):
             bad("--quiet-after", problem, quiet_after, f"seconds > 0, at most {MAX_SECONDS:.0f}")
         if platform == "torchrun" and (ps or evaluators):
             bad(
@@ -358,9 +301,7 @@ class Plan(Frozen):
             try:
                 trial_id = check_trial_id(trial_id, "--trial")
             except VtrainError as e:
-                errors.append(
-                    UsageError(e.problem, source="--trial", value=trial_id, expected=e.expected)
-                )
+                bad("--trial", e.problem, trial_id, e.expected)
         if job_id is None:
             job_id = time.strftime("local-%Y%m%d-%H%M%S-") + str(os.getpid())
         else:
@@ -369,42 +310,14 @@ class Plan(Frozen):
             except VtrainError as e:
                 bad("--job-id", e.problem, job_id, e.expected or "")
 
-        command = list(command)
-        if command[:1] == ["--"]:
-            command = command[1:]
-        if role_commands:
-            # A job's pools name their own commands; the chief's stands for the job's.
-            command = list(role_commands.get(CHIEF) or command)
-            for role, role_command in role_commands.items():
-                if role != CHIEF and role_command and not _executable(role_command[0]):
-                    bad(
-                        "COMMAND",
-                        f"the {role} pool's command is not an executable file or on PATH",
-                        role_command[0],
-                        "a program every replica can run",
-                    )
-        errors.extend(_unpassable(command, role_commands, role_env))
-        if not command or not command[0]:
-            bad(
-                "COMMAND",
-                "no command to run",
-                command,
-                "a command after --, e.g. -- python train.py",
-            )
-        elif not _executable(command[0]):
-            bad(
-                "COMMAND",
-                "not an executable file or a command on PATH",
-                command[0],
-                "a program every replica can run",
-            )
+        command = checked_command(problems, command, role_commands, role_env)
 
         checked: list[Kill] = []
         for kill in kills:
             try:
                 checked.append(kill if isinstance(kill, Kill) else Kill.parse(kill))
             except VtrainError as e:
-                errors.append(e)
+                problems.add(e)
         counts = {CHIEF: 1, WORKER: workers, PS: ps, EVALUATOR: evaluators}
         for kill in checked:
             if kill.index >= counts[kill.role]:
@@ -422,7 +335,7 @@ class Plan(Frozen):
             bad("--output-dir", "a NUL character (\\0) in a path", output_dir, "a path without NUL")
         elif os.path.exists(base) and not os.path.isdir(base):
             bad("--output-dir", "exists and is not a folder", output_dir, "a folder or a new path")
-        raise_all(errors)
+        problems.raise_all()
 
         return cls(
             command=tuple(command),
@@ -443,6 +356,7 @@ class Plan(Frozen):
             quiet_after=quiet_after,
             job=job,
             job_kind=job_kind,
+            job_sets=job_sets,
             role_commands=(
                 {role: tuple(c) for role, c in role_commands.items()} if role_commands else None
             ),

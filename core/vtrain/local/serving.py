@@ -13,6 +13,11 @@ from __future__ import annotations
 import contextlib
 import os
 
+# `typing` costs milliseconds at start-up; the names are for the type checker only.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
 
 class ServingFiles:
     """The job's private folder of serving files, one path per replica."""
@@ -50,6 +55,11 @@ class ServingFiles:
                 return f.read().strip() or None
         except OSError:
             return None
+
+    def no_lone_restart(self, names: Iterable[str]) -> str | None:
+        """Why a replica restarted alone cannot rejoin this job, as one of replicas `names`
+        says that its service cannot take it (`job_restarts`); or None."""
+        return next(filter(None, map(self.job_restarts, names)), None)
 
     def remove(self) -> None:
         """Remove the folder and what the replicas left in it."""

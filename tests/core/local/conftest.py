@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 from local_procs import MARK, VTRAIN, marked
 
+from vtrain.cli.local import console_notes
+
 
 @pytest.fixture(autouse=True)
 def mark() -> Iterator[str]:
@@ -34,6 +36,13 @@ def mark() -> Iterator[str]:
     for pid in left:
         os.kill(pid, signal.SIGKILL)
     assert not left, f"processes left behind: {left}"
+
+
+@pytest.fixture(autouse=True)
+def console() -> Iterator[None]:
+    """vtrain's notes of an in-process job on its stream, as `vtrain local run` shows them."""
+    with console_notes():
+        yield
 
 
 @pytest.fixture

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+from vtrain.local.notes import Notes
 from vtrain.local.output import Output, log_path
 from vtrain.local.result import JobResult, ReplicaResult
 
@@ -29,25 +30,27 @@ def test_lines_are_prefixed_and_logged(tmp_path: Path) -> None:
 
 
 def test_held_notes_come_out_first_in_order_redacted(tmp_path: Path) -> None:
-    # The job's header is held while the replicas start (no redaction CPU then), and comes
-    # out before anything else: at release, at a replica's first line, or at close.
-    for end in ("release", "line", "close"):
-        stream = io.StringIO()
-        out = Output(["chief-0"], str(tmp_path / end), stream, colour=False)
-        out.hold()
-        out.note("job j in /o: chief-0 127.0.0.2:1")
-        out.note("note: token=hunter2", "chief-0")
-        assert stream.getvalue() == ""
-        if end == "release":
-            out.release()
-        if end != "close":
-            out.line("chief-0", b"step 1")
-        out.close()
-        shown = ["vtrain  | job j in /o: chief-0 127.0.0.2:1", "vtrain  | note: token=***"]
-        assert stream.getvalue().splitlines() == shown + ([] if end == "close" else [
-            "chief-0 | step 1"])  # fmt: skip
-        log = Path(log_path(str(tmp_path / end), "chief-0")).read_text()
-        assert log.startswith("[vtrain] note: token=***\n"), log
+    # The job's header is held while the replicas start (no `logging` or redaction CPU then),
+    # and comes out before anything else once released (at a replica's first line, or soon).
+    stream = io.StringIO()
+    out = Output(["chief-0"], str(tmp_path), stream, colour=False)
+    note = Notes(out)
+    note.hold()
+    note("job j in /o: chief-0 127.0.0.2:1")
+    note("note: token=hunter2", "chief-0")
+    assert stream.getvalue() == ""
+    note.release()
+    out.line("chief-0", b"step 1")
+    note("chief-0 finished", "chief-0")
+    out.close()
+    assert stream.getvalue().splitlines() == [
+        "vtrain  | job j in /o: chief-0 127.0.0.2:1",
+        "vtrain  | note: token=***",
+        "chief-0 | step 1",
+        "vtrain  | chief-0 finished",
+    ]
+    log = Path(log_path(str(tmp_path), "chief-0")).read_text()
+    assert log == "[vtrain] note: token=***\nstep 1\n[vtrain] chief-0 finished\n", log
 
 
 def test_colour_only_when_asked_or_on_a_terminal(tmp_path: Path) -> None:

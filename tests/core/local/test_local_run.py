@@ -504,7 +504,7 @@ def test_workers_finishing_after_the_chief_end_by_themselves(
     tmp_path: Path, mark: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A long grace: the test must not depend on how fast a busy machine runs the worker.
-    monkeypatch.setattr("vtrain.local.supervisor.SUCCESS_GRACE_SECONDS", 120.0)
+    monkeypatch.setattr("vtrain.local.restart_policy.SUCCESS_GRACE_SECONDS", 120.0)
     plan = Plan.from_options(
         [sys.executable, "-c", WAITS_FOR_CHIEF, str(tmp_path)],
         workers=2,
@@ -519,7 +519,7 @@ def test_workers_finishing_after_the_chief_end_by_themselves(
 def test_replicas_stopped_after_the_chief_succeeded_are_not_shown_as_failures(
     tmp_path: Path, mark: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("vtrain.local.supervisor.SUCCESS_GRACE_SECONDS", 0.0)
+    monkeypatch.setattr("vtrain.local.restart_policy.SUCCESS_GRACE_SECONDS", 0.0)
     up = tmp_path / "worker-up"
     # The chief ends once the worker runs, so that it is stopped in its sleep, not its start.
     worker = f"import time; open({str(up)!r}, 'w').close(); time.sleep(600)"
@@ -544,7 +544,7 @@ def test_a_command_that_fails_at_once_twice_is_not_restarted_again(
     tmp_path: Path, mark: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Any run counts as immediate here, however busy the machine is.
-    monkeypatch.setattr("vtrain.local.supervisor.IMMEDIATE_SECONDS", 600.0)
+    monkeypatch.setattr("vtrain.local.restart_policy.IMMEDIATE_SECONDS", 600.0)
     plan = Plan.from_options(
         [sys.executable, str(tmp_path / "no-such-train.py")], output_dir=str(tmp_path / "job")
     )
@@ -560,7 +560,7 @@ def test_a_slow_failure_is_restarted_as_before(
     tmp_path: Path, mark: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Any run counts as slow here: the platform's restarts apply, whatever the machine's speed.
-    monkeypatch.setattr("vtrain.local.supervisor.IMMEDIATE_SECONDS", 0.0)
+    monkeypatch.setattr("vtrain.local.restart_policy.IMMEDIATE_SECONDS", 0.0)
     plan = Plan.from_options(
         [sys.executable, "-c", "raise SystemExit(2)"],
         max_restarts=2,

@@ -246,7 +246,7 @@ def test_shared_disk_and_a_refused_address_run_as_before_and_say_so(
     tmp_path: Path, mark: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A system that refuses 127.0.0.2 (macOS): every replica shares 127.0.0.1, with a note.
-    monkeypatch.setattr("vtrain.local.supervisor.separate_hosts", lambda count: None)
+    monkeypatch.setattr("vtrain.local.job.separate_hosts", lambda count: None)
     plan = Plan.from_options([sys.executable, "-c", WHERE], workers=1,
                              output_dir=str(tmp_path / "job"), shared_disk=True)  # fmt: skip
     stream = io.StringIO()

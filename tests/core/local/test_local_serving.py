@@ -38,7 +38,7 @@ def run(plan: Plan, mark: str) -> tuple[Any, str]:
 
 @pytest.fixture(autouse=True)
 def long_grace(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("vtrain.local.supervisor.SUCCESS_GRACE_SECONDS", 120.0)
+    monkeypatch.setattr("vtrain.local.restart_policy.SUCCESS_GRACE_SECONDS", 120.0)
 
 
 def test_servers_stop_at_once_and_trainers_end_by_themselves(tmp_path: Path, mark: str) -> None:
@@ -90,14 +90,14 @@ def test_a_server_stopped_in_the_middle_of_a_wait_exits_0(mark: str) -> None:
     env = {**os.environ, MARK: mark, "CLUSTER_SPEC": json.dumps(spec)}
     servers = [
         subprocess.Popen(
-            [sys.executable, SERVING, "--busy"], env=env, stdout=subprocess.PIPE, text=True
+            [sys.executable, SERVING, "--busy"], env=env, stderr=subprocess.PIPE, text=True
         )
         for _ in range(8)
     ]
     try:
         for server in servers:
-            assert server.stdout is not None
-            assert "serves serving until the job ends" in server.stdout.readline()
+            assert server.stderr is not None  # vtrain's log lines
+            assert "serves serving until the job ends" in server.stderr.readline()
             server.send_signal(signal.SIGTERM)
         assert [server.wait(timeout=60) for server in servers] == [0] * len(servers)
     finally:
@@ -121,15 +121,16 @@ def test_a_temporary_folder_that_cannot_hold_the_jobs_is_named(
 
 
 def test_a_replica_that_cannot_say_it_serves_says_why(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     missing = tmp_path / "gone" / "ps-0.serves"
     serve.announce({SERVES_FILE: str(missing)})
-    said = capsys.readouterr().out
+    (said,) = caplog.messages
     assert said.startswith(f"vtrain: cannot say that this replica serves ({SERVES_FILE}): ")
     assert "No such file or directory" in said
+    caplog.clear()
     serve.announce({})  # outside `vtrain local run`: nothing to say
-    assert capsys.readouterr().out == ""
+    assert caplog.messages == []
 
 
 def test_the_private_folder_is_removed_with_what_replicas_left() -> None:

@@ -61,7 +61,7 @@ def test_a_usage_error_after_a_slow_import_ends_the_job_without_a_restart(
 
 def _run(tmp_path: Path, mark: str, code: str, monkeypatch: pytest.MonkeyPatch) -> str:
     # Every run is slow here: only the usage rule may stop a restart.
-    monkeypatch.setattr("vtrain.local.supervisor.IMMEDIATE_SECONDS", 0.0)
+    monkeypatch.setattr("vtrain.local.restart_policy.IMMEDIATE_SECONDS", 0.0)
     plan = Plan.from_options(
         [sys.executable, "-c", code], max_restarts=1, output_dir=str(tmp_path / "job")
     )
