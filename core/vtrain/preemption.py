@@ -186,6 +186,55 @@ class PreemptionHandler:
             self.exit()
 
 
+# -- the process's own watch, which every handle's `preempted` reads ------------------------
+
+_watch: list[PreemptionHandler] = []
+"""The handler `watch` installed, while installed (signal handlers are the process's)."""
+
+
+def watch() -> PreemptionHandler | None:
+    """The process's SIGTERM flag, installed on first call; None where it cannot be.
+
+    Installed from the main thread only, and not over a handler the script set
+    itself (Lightning's, its own `PreemptionHandler`): that one keeps SIGTERM.
+    """
+    if not _watch:
+        if (
+            threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL
+        ):
+            return None
+        _watch.append(PreemptionHandler().install())
+    return _watch[0]
+
+
+def requested() -> bool:
+    """True once SIGTERM came to this process since `watch` installed its flag."""
+    return bool(_watch) and _watch[0].requested
+
+
+def unwatch() -> None:
+    """SIGTERM ends the process at once again (no save is coming), unless it came already."""
+    if _watch and not _watch[0].requested:
+        _watch.pop().uninstall()
+
+
+def leave() -> NoReturn:
+    """Exit 143 after a preemption's commit: this process's signal or another trainer's.
+
+    Pending background saves are waited for, within the grace left where the signal came here.
+    """
+    if requested():
+        _watch[0].exit()
+    unwatch()
+    from vtrain.checkpoints.background import settle
+
+    settle(None, status=EXIT_STATUS)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    raise SystemExit(EXIT_STATUS)
+
+
 class _StuckWatch:
     """Ends the process when a signal's handler cannot run: the main thread is stuck in native code.
 

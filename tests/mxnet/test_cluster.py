@@ -12,6 +12,7 @@ from cluster_run import EXAMPLES, Run, final_parameters, local_run, run_alone
 JOB = [str(Path(__file__).parent / "scripts" / "job.py")]
 EXAMPLE = str(EXAMPLES / "mxnet" / "train.py")
 DIES_ONCE = str(Path(__file__).parent / "scripts" / "dies_once.py")
+EXTRA_NOTE = str(Path(__file__).parent / "scripts" / "extra_note.py")
 
 
 def results(folder: Path) -> dict[str, dict[str, object]]:
@@ -137,3 +138,24 @@ def test_a_killed_worker_resumes_from_the_last_checkpoint(tmp_path: Path) -> Non
     assert run.params("worker-1") == first
     # Momentum included: the trainer's states came back with the parameters.
     assert first == pytest.approx(alone(tmp_path, args), rel=1e-5, abs=1e-6)
+
+
+def test_what_a_save_holds_beside_the_net_comes_back_in_the_resume_on_every_worker(
+    tmp_path: Path,
+) -> None:
+    results, out = tmp_path / "results", tmp_path / "out"
+    results.mkdir()
+    options = ["--workers", "2", "--ps", "1"]
+    first = local_run(out, options, [EXTRA_NOTE, str(results)], timeout=120)
+    assert first.returncode == 0, first.output
+    assert list(results.iterdir()) == []  # a fresh start: each worker saved, none resumed
+    again = local_run(out, options, [EXTRA_NOTE, str(results)], timeout=120)
+    assert again.returncode == 0, again.output
+    said = [json.loads((results / f"resumed-rank-{r}.json").read_text()) for r in (0, 1)]
+    assert [(s["done"], s["extra"]) for s in said] == [(7, {"note": "x"})] * 2
+    assert said[0]["uri"].endswith("step-000000000007")
+    # The core's one resume line, from the leader alone.
+    lines = [line for log in again.logs.values() for line in log.splitlines()]
+    assert [line for line in lines if "vtrain: resumed from" in line] == [
+        f"vtrain: resumed from {said[0]['uri']} (7 done)"
+    ]

@@ -46,7 +46,7 @@ def alone(tmp_path: Path) -> Any:
 
 
 def test_a_commit_holds_the_position_and_a_resume_reads_only_the_rest(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     every = write_split(tmp_path / "data", 3, 6)
     handle = alone(tmp_path)
@@ -56,8 +56,8 @@ def test_a_commit_holds_the_position_and_a_resume_reads_only_the_rest(
     found = handle.resume(net)
     assert found.data is None
     data = handle.stream(resume=found, shuffle_seed=3, buffer=4)
-    assert "the commit of step 1 holds no data position" in capsys.readouterr().err
-    batches = handle.stream_iter(data, data=["x"], label="id", batch_size=4)
+    assert "the commit of step 1 holds no data position" in caplog.text
+    batches = handle.batches(data, data=["x"], label="id", batch_size=4)
     seen = [int(i) for _ in range(2) for i in next(batches).label[0].asnumpy()]
     stale = tmp_path / "ckpt" / "data-positions" / "step-7"
     stale.mkdir(parents=True)
@@ -67,14 +67,12 @@ def test_a_commit_holds_the_position_and_a_resume_reads_only_the_rest(
 
     found = handle.resume(net)
     assert found.done == 2 and found.data is not None
-    rest = handle.stream_iter(handle.stream(resume=found, shuffle_seed=3, buffer=4),
+    rest = handle.batches(handle.stream(resume=found, shuffle_seed=3, buffer=4),
                               data=["x"], label="id", batch_size=4)  # fmt: skip
     rest.reset()  # before the first batch: the resumed epoch keeps its place
     after = [int(i) for b in rest for i in b.label[0].asnumpy()[: 4 - b.pad]]
     assert sorted(seen + after) == every
-    assert "vtrain: resumed step 2 from 1 workers on 1; 8 records read in epoch 0" in (
-        capsys.readouterr().err
-    )
+    assert "vtrain: resumed step 2 from 1 workers on 1; 8 records read in epoch 0" in caplog.text
     rest.reset()  # the next epoch: the whole split again
     assert sorted(int(i) for b in rest for i in b.label[0].asnumpy()[: 4 - b.pad]) == every
 

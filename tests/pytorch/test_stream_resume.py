@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 import torch
 from cluster_run import local_run
+from logged import warned
 from torch.utils.data import DataLoader
 
 import vtrain
@@ -45,7 +46,7 @@ def ids(batch: list[dict[str, int]]) -> list[int]:
 
 
 def test_a_commit_holds_the_position_and_a_resume_reads_only_the_rest(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     every = write_split(tmp_path / "data", "training", 3, 10)
     handle = alone(tmp_path)
@@ -53,8 +54,8 @@ def test_a_commit_holds_the_position_and_a_resume_reads_only_the_rest(
     handle.save_checkpoint(1, model, blocking=True)  # an old commit: no position
     found = handle.resume(model)
     first = handle.stream(resume=found, shuffle_seed=2, buffer=4)
-    assert "the commit of step 1 holds no data position; the data restarts its epoch" in (
-        capsys.readouterr().err
+    assert "vtrain: the commit of step 1 holds no data position; the data restarts its epoch" in (
+        caplog.messages
     )
     batches = iter(DataLoader(StreamDataset(first), batch_size=4, collate_fn=list))
     seen = ids(next(batches)) + ids(next(batches))
@@ -66,11 +67,12 @@ def test_a_commit_holds_the_position_and_a_resume_reads_only_the_rest(
     rest = [r["id"] for r in handle.stream(resume=found, shuffle_seed=2, buffer=4)]
     assert sorted(seen[:8] + rest) == every
     assert rest[:4] == seen[8:]  # the same world size goes on in the unbroken order
-    assert "vtrain: resumed step 3 from 1 workers on 1; " in capsys.readouterr().err
+    line = "vtrain: resumed step 3 from 1 workers on 1; "
+    assert any(m.startswith(line) for m in caplog.messages), caplog.messages
     handle.close()
 
 
-def test_a_position_that_no_longer_fits_is_refused(tmp_path: Path) -> None:
+def test_a_position_that_no_longer_fits_is_refused(tmp_path: Path, caplog) -> None:
     write_split(tmp_path / "data", "training", 2, 5)
     handle = alone(tmp_path)
     model = torch.nn.Linear(1, 1)
@@ -93,7 +95,7 @@ def test_a_position_that_no_longer_fits_is_refused(tmp_path: Path) -> None:
     # A torn position fails the step's manifest check, as any damaged file of the step.
     next(Path(found.uri).glob(f"data-*/{POSITION_FILE}")).write_text("{torn")
     with (
-        pytest.warns(RuntimeWarning, match=rf"{POSITION_FILE}' does not match the manifest"),
+        warned(caplog, rf"{POSITION_FILE}' does not match the manifest"),
         pytest.raises(CheckpointError, match=r"no committed step passes its manifest check"),
     ):
         handle.resume(model)

@@ -16,13 +16,13 @@ fresh interpreter would spend seconds importing TensorFlow for every kill.
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import os
 import random
 import re
 import signal
 import time
-import warnings
 import zlib
 from dataclasses import dataclass, field
 from typing import Any
@@ -182,6 +182,17 @@ def _check_committed(handle: Any, report: Report, seen: int) -> int:
     return latest
 
 
+class _Said(logging.Handler):
+    """The warnings vtrain logs while it is attached (resume names each file it skips)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
 def _check_plain(handle: Any, config: dict[str, Any], report: Report, seen: int) -> int:
     """Resume from the plain ModelCheckpoint files alone skips a torn newest file, and says so."""
     from vtrain.storage import open_location
@@ -189,17 +200,21 @@ def _check_plain(handle: Any, config: dict[str, Any], report: Report, seen: int)
 
     location = open_location(os.path.dirname(config["plain"]), environ=config["environ"])
     model = tiny(handle.keras)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    caught = _Said()
+    said = logging.getLogger("vtrain")
+    said.addHandler(caught)
+    try:
         record = resume_from(model, handle.strategy, manager=None, plain=location,
                              filepath=config["plain"])  # fmt: skip
-    torn = [w for w in caught if "torn or incomplete" in str(w.message)]
+    finally:
+        said.removeHandler(caught)
+    torn = [m for m in caught.messages if "torn or incomplete" in m]
     assert record is not None
     epoch = record.initial_epoch
     assert epoch in (seen, seen + 1), f"resumed at {epoch} from plain files, the child saw {seen}"
     assert crc(model) == report.states[epoch], f"{record.uri} is not the state it was saved from"
     for warning in torn:  # a torn file is always newer than the one resume took
-        torn_epoch = int(re.findall(r"ckpt-(\d+)\.keras", str(warning.message))[0])
-        assert torn_epoch > epoch, str(warning.message)
+        torn_epoch = int(re.findall(r"ckpt-(\d+)\.keras", warning)[0])
+        assert torn_epoch > epoch, warning
     report.torn_plain_files += bool(torn)
     return epoch

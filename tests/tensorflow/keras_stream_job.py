@@ -46,7 +46,7 @@ def main() -> None:
     found = handle.resume(model)
     stream = handle.stream(resume=found)
     spec = {"id": tf.TensorSpec((), tf.int64)}
-    batches = handle.stream_batches(stream, batch_size=4, output_signature=spec)
+    batches = handle.batches(stream, batch_size=4, output_signature=spec)
     callbacks = [handle.model_checkpoint(save_freq=2, data=batches, blocking=True)]
 
     class Stop(keras.callbacks.Callback):  # type: ignore[misc]

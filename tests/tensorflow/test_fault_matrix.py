@@ -78,7 +78,7 @@ def weights(run: CellRun, replica: str) -> list[float]:
 
 def resumed_epochs(run: CellRun) -> list[int]:
     """The epochs the chief's restarts resumed from, in order."""
-    return [int(e) for e in re.findall(r"^chief-0 *\| vtrain: resumed from .*initial_epoch=(\d+)",
+    return [int(e) for e in re.findall(r"^chief-0 *\| vtrain: resumed from .* \((\d+) done\)$",
                                        run.output, re.M)]  # fmt: skip
 
 

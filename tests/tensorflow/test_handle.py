@@ -113,7 +113,7 @@ def test_save_model_and_report_follow_the_environment_the_handle_was_given(
 def test_close_waits_for_the_last_background_commit(handle: Any) -> None:
     from vtrain.checkpoints import Snapshot
 
-    handle.close()  # nothing made yet: nothing to wait for
+    assert handle._made_checkpoints() is None  # nothing made yet: close would wait for none
     written: list[str] = []
 
     def slow(folder: str) -> None:
@@ -124,4 +124,4 @@ def test_close_waits_for_the_last_background_commit(handle: Any) -> None:
     handle.checkpoints.save(7, Snapshot(slow), blocking=False)
     handle.close()
     assert written and handle.checkpoints.steps() == [7]
-    handle.close()
+    handle.close()  # safe twice: the second returns at once

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from conftest import configure
 from keras_state import X, Y, recorder, same, scripted, state, tiny
+from logged import warned
 
 from vtrain import CheckpointError, UsageError
 from vtrain.checkpoints.layout import step_folder
@@ -96,7 +97,9 @@ def test_resume_restores_weights_and_optimizer_of_the_newest_step(
     assert same(state(fresh), states[3])  # Adam's step count and moments included
 
 
-def test_a_damaged_committed_step_is_never_loaded(handle: Any) -> None:
+def test_a_damaged_committed_step_is_never_loaded(
+    handle: Any, caplog: pytest.LogCaptureFixture
+) -> None:
     keras = handle.keras
     model, states = tiny(keras), {}
     fit(model, 2, [handle.model_checkpoint(), recorder(keras, states)])
@@ -107,7 +110,7 @@ def test_a_damaged_committed_step_is_never_loaded(handle: Any) -> None:
     data[len(data) // 2] ^= 0xFF  # one flipped bit after the commit: the CRC catches it
     model_file.write_bytes(bytes(data))
     fresh = tiny(keras)
-    with pytest.warns(RuntimeWarning, match=r"skipped a damaged checkpoint: .*CRC-32"):
+    with warned(caplog, r"skipped a damaged checkpoint: .*CRC-32"):
         assert handle.resume(fresh).done == 1
     assert same(state(fresh), states[1])
 
@@ -136,7 +139,7 @@ def truncate(path: Path, how: str) -> None:
     ],
 )
 def test_resume_skips_a_torn_plain_modelcheckpoint_file(
-    handle: Any, name: str, how: str, given: bool
+    handle: Any, name: str, how: str, given: bool, caplog: pytest.LogCaptureFixture
 ) -> None:
     keras = handle.keras
     folder = Path(handle.context.checkpoint_dir)
@@ -149,7 +152,7 @@ def test_resume_skips_a_torn_plain_modelcheckpoint_file(
     truncate(newest, how)
 
     fresh = tiny(keras)
-    with pytest.warns(RuntimeWarning, match=rf"skipped {newest}: torn or incomplete"):
+    with warned(caplog, rf"skipped {newest}: torn or incomplete"):
         assert handle.resume(fresh, filepath=filepath if given else None).done == 2
     assert same(state(fresh), states[2])
 
@@ -225,7 +228,7 @@ def test_a_bad_record_is_refused(tmp_path: Path) -> None:
 
 @pytest.mark.timeout(240)
 def test_gs_checkpoints_resume_and_plain_files_through_the_emulator(
-    gcs_emulator: Any, tmp_path: Path
+    gcs_emulator: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     bucket = gcs_emulator.new_bucket()
     base = f"gs://{bucket}/job"
@@ -260,7 +263,7 @@ def test_gs_checkpoints_resume_and_plain_files_through_the_emulator(
         blob = client.bucket(bucket).blob(f"job/checkpoints/ckpt-{epoch:04d}.keras")
         blob.upload_from_filename(str(local / f"ckpt-{epoch:04d}.keras"))
     fresh = tiny(keras)
-    with pytest.warns(RuntimeWarning, match=rf"skipped {base}/checkpoints/ckpt-0005.keras: torn"):
+    with warned(caplog, rf"skipped {base}/checkpoints/ckpt-0005.keras: torn"):
         assert handle.resume(fresh).done == 4
     assert same(state(fresh), states[4])
     assert zipfile.is_zipfile(local / "ckpt-0004.keras")

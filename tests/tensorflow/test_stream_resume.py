@@ -70,7 +70,7 @@ def test_a_stopped_fit_resumes_after_the_last_step_it_committed_not_after_what_i
     old = tmp_path / "out" / "checkpoints"
     third = alone(tmp_path, "3", out="new", VTRAIN_RESUME_FROM=str(old))
     assert third.returncode == 0, third.stdout + third.stderr
-    assert f"resumed from {old / 'keras' / 'step-000000000014'}" in third.stdout
+    assert f"resumed from {old / 'keras' / 'step-000000000014'}" in third.stderr
     assert "resumed step 14 from 1 workers on 1; 56 records read" in third.stderr
     assert [i for s in steps(tmp_path / "r", "3", 0) for i in s] == every[56:]
 
@@ -104,7 +104,7 @@ def test_a_job_stopped_on_3_trainers_resumes_on_2_and_trains_each_record_once(
     assert not list((out / "checkpoints" / "keras" / "data-positions").iterdir())  # swept
 
 
-def test_what_model_checkpoint_and_stream_batches_refuse(tmp_path: Path) -> None:
+def test_what_model_checkpoint_and_batches_refuse(tmp_path: Path) -> None:
     write_split(tmp_path / "data", 1, 3)
     handle: Any = configure(VTRAIN_OUTPUT_DIR=str(tmp_path / "out"),
                             AIP_TRAINING_DATA_URI=str(tmp_path / "data" / "*.jsonl"))  # fmt: skip
@@ -112,10 +112,10 @@ def test_what_model_checkpoint_and_stream_batches_refuse(tmp_path: Path) -> None
     with pytest.raises(UsageError, match=r"^model_checkpoint\(data=...\): cannot tell which"):
         handle.model_checkpoint(data=stream)
     with pytest.raises(UsageError, match=r"^stream: not a Stream"):
-        handle.stream_batches([1, 2], batch_size=2)
+        handle.batches([1, 2], batch_size=2)
     with pytest.raises(UsageError, match=r"^batch_size: not a batch size"):
-        handle.stream_batches(stream, batch_size=0)
-    batches = handle.stream_batches(stream, batch_size=2)
+        handle.batches(stream, batch_size=0)
+    batches = handle.batches(stream, batch_size=2)
     with pytest.raises(UsageError, match=r"^position\(batch\): no position was taken"):
         batches.position(0)  # nothing read yet
     assert [int(r["id"]) for r in batches.dataset.unbatch()] == [0, 1, 2]
@@ -124,7 +124,7 @@ def test_what_model_checkpoint_and_stream_batches_refuse(tmp_path: Path) -> None
     empty = handle.stream()
     list(empty)
     with pytest.raises(UsageError, match=r"^output_signature: cannot infer the records' types"):
-        handle.stream_batches(empty, batch_size=2)
+        handle.batches(empty, batch_size=2)
 
 
 def test_resume_from_an_empty_old_folder_is_refused(tmp_path: Path) -> None:

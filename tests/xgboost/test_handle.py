@@ -10,9 +10,11 @@ import dataclasses
 import json
 import multiprocessing
 import re
+import resource
 import socket
 import subprocess
 import sys
+import textwrap
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -25,6 +27,7 @@ from platform_examples import VERTEX_CLUSTER, cluster_spec, tf_config
 
 import vtrain
 from vtrain import UsageError
+from vtrain.checkpoints import CheckpointManager
 from vtrain_xgboost import XGBoostHandle
 
 # XGBoost warns that it guesses the format of model.bst; it guesses right (UBJSON).
@@ -298,6 +301,8 @@ def test_two_trainers_speak_the_common_words_from_the_environment_they_were_give
     assert (done, found_one) == (6, True)
     assert uri.startswith(str(given / "checkpoints")) and uri.rstrip("/").endswith("6")
     assert chief["same_booster"] and worker["same_booster"]
+    # save_checkpoint(step, booster, **extra): what was saved beside it comes back.
+    assert chief["noted"] == worker["noted"] == [7, {"note": "x", "world_size": 2}, True, False]
 
     # shard deals round-robin, as on every handle; row_block is the contiguous split.
     assert [chief["shard"], worker["shard"]] == [[0, 2, 4, 6], [1, 3, 5]]
@@ -363,3 +368,68 @@ def test_a_chief_whose_port_stays_taken_fails_at_the_deadline_saying_why() -> No
         rf"1 s: .*Address already in use.* \(got '127.0.0.1:{port}'\)\. Hint: the chief's port",
         done.stderr,
     ), done.stderr
+
+
+def test_a_step_saved_with_extra_resumes_with_it(alone: XGBoostHandle) -> None:
+    booster = xgb.train(PARAMS, data(), 3)
+    where = alone.save_checkpoint(3, booster, note="x", blocking=True)
+    found = alone.resume()
+    assert (found.done, found.uri, dict(found.extra)) == (3, where, {"note": "x", "world_size": 1})
+    assert found.state.get_dump() == booster.get_dump()
+    with pytest.raises(UsageError, match=r"save_checkpoint: takes one booster, got 0 objects"):
+        alone.save_checkpoint(4)
+    with pytest.raises(UsageError, match=r"resume: takes nothing: the booster comes back"):
+        alone.resume(booster)
+
+
+EXIT_SCRIPT = """
+    import sys, numpy as np, xgboost as xgb, vtrain
+
+    handle = vtrain.plugins.get("xgboost").configure(environ={"AIP_CHECKPOINT_DIR": sys.argv[1]})
+    train = xgb.DMatrix(np.eye(4), label=np.arange(4.0))
+    booster = xgb.train({"nthread": 1}, train, 2, callbacks=handle.callbacks(checkpoint_every=1))
+    handle.save_checkpoint(3, booster, note="x" * (2 << 20))  # over the file-size limit, later
+    print("end of script", flush=True)
+"""
+
+
+def _limit_file_size() -> None:
+    # A write past the limit fails with EFBIG (Python ignores SIGXFSZ): a disk that is full.
+    resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))
+
+
+def test_a_background_save_that_fails_at_exit_fails_the_script(tmp_path: Path) -> None:
+    # The core's exit rule, as for every framework: the platform must not see a success.
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(EXIT_SCRIPT), str(tmp_path / "c")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=_limit_file_size,
+    )
+    assert done.stdout == "end of script\n"
+    assert done.returncode == 1, done.stderr
+    assert "-c: error: " in done.stderr, done.stderr
+    assert "the background save of step 3 failed: " in done.stderr, done.stderr
+    assert CheckpointManager(tmp_path / "c", is_leader=False, environ={}).steps() == [1, 2]
+
+
+def test_batches_are_a_data_iter_of_the_stream(tmp_path: Path) -> None:
+    folder = tmp_path / "data"
+    folder.mkdir()
+    lines = [json.dumps({"a": i, "b": i % 3, "y": 2.0 * i}) for i in range(10)]
+    (folder / "training-0.jsonl").write_text("\n".join(lines) + "\n")
+    env = {"AIP_CHECKPOINT_DIR": str(tmp_path / "c"), "AIP_TRAINING_DATA_URI": f"{folder}/*.jsonl"}
+    handle = vtrain.plugins.get("xgboost").configure(environ=env)
+    stream = handle.stream("training")
+    batches = handle.batches(stream, batch_size=4, label="y")
+    matrix = xgb.QuantileDMatrix(batches)
+    assert (matrix.num_row(), matrix.num_col(), matrix.feature_names) == (10, 2, ["a", "b"])
+    assert batches.passes >= 1 and matrix.get_label().tolist() == [2.0 * i for i in range(10)]
+    with handle:
+        handle.save_checkpoint(1, xgb.train(PARAMS, matrix, 1), data=batches, blocking=True)
+    found = handle.resume()
+    # The epoch was read whole into the matrix: the stream goes on with the next one.
+    assert found.data is not None and handle.stream("training", resume=found).epoch == 1
+    with pytest.raises(UsageError, match=r"batches\(label=\): not a column name"):
+        handle.batches(stream, batch_size=4, label="")

@@ -9,7 +9,7 @@ then writes and commits with the same protocol as a blocking save, so a kill
 at any moment leaves either the committed step or no step.
 
 The thread is not a daemon: the interpreter waits for it at exit, and a save
-that fails there is printed and fails the process (see "the check at exit"
+that fails there is logged and fails the process (see "the check at exit"
 below); the preemption handler waits for every pending save within its grace
 budget.
 """
@@ -148,7 +148,7 @@ def wait_all(timeout: float | None = None) -> bool:
 
 
 def settle(timeout: float | None = None, *, status: int = 1) -> bool:
-    """Wait up to `timeout` for every pending save, print each failure no `wait()` raised;
+    """Wait up to `timeout` for every pending save, log each failure no `wait()` raised;
     True when all are done. A save that fails later still fails the exit, with `status`."""
     _exit_status[0] = status
     done = wait_all(timeout)
@@ -167,7 +167,7 @@ def settle(timeout: float | None = None, *, status: int = 1) -> bool:
 #    pending save is waited for, saying so every PROGRESS_EVERY seconds. Registered after
 #    concurrent.futures' hook, so this runs first: that hook forbids new thread pools,
 #    which a gs:// save still starting its uploads needs.
-# 2. If a save failed and no wait() raised it, its error is printed as one line, and an
+# 2. If a save failed and no wait() raised it, its error is logged as one line, and an
 #    atexit handler is registered. Registered last, it runs first: it runs every other
 #    handler itself (each once: none has run yet), flushes, and exits with status 1 (or
 #    a preemption's 143, see `settle`).
@@ -222,7 +222,7 @@ def _report_failures() -> int:
     for save in failed:
         error = save.failure()
         if error is not None:
-            _say(f"{os.path.basename(sys.argv[0]) or 'python'}: error: {shown(error)}")
+            _say(f"{os.path.basename(sys.argv[0]) or 'python'}: error: {shown(error)}", error=True)
             count += 1
     return count
 
@@ -238,6 +238,9 @@ def _exit_failed() -> None:
     os._exit(_exit_status[0])
 
 
-def _say(line: str) -> None:
+def _say(line: str, *, error: bool = False) -> None:
+    from vtrain.log import logger
+
+    log = logger(__name__)
     with contextlib.suppress(Exception):  # a closed stderr must not hide the exit status
-        print(line, file=sys.stderr, flush=True)
+        (log.error if error else log.info)(line)

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from vtrain.cli.arguments import integer
 from vtrain.cli.output import say
-from vtrain.log import logger
 from vtrain.errors import UsageError
+from vtrain.log import logger
 
 if TYPE_CHECKING:
     from vtrain.tune.results import Recorded, StudyResult, Trial

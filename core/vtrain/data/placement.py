@@ -1,23 +1,20 @@
 """Which replicas read a split, and as which of how many readers.
 
-Trainers share the training and test splits: rank r of n gets the r-th share.
-A parameter server, a Reduction Server, MXNet's scheduler and servers read
-nothing. An evaluator reads the validation split whole (it evaluates every
-checkpoint on all of it) and nothing else.
+Trainers share the training and test splits: rank r of n gets the r-th share,
+unless the framework's plugin exported another place (VTRAIN_READER: MXNet's
+workers, when the chief only schedules). A replica that does not train (a
+parameter server, a Reduction Server) reads nothing. An evaluator reads the
+validation split whole (it evaluates every checkpoint on all of it) and nothing else.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from vtrain.cluster import EVALUATOR, WORKER, ClusterInfo
+from vtrain.cluster import EVALUATOR, ClusterInfo
 from vtrain.data.shares import check_place
 from vtrain.errors import ConfigError, UsageError
-
-# MXNet's kvstore roles, as the MXNet plugin exports them before the framework starts.
-_DMLC_ROLE = "DMLC_ROLE"
-_DMLC_WORKERS = "DMLC_NUM_WORKER"
-_DMLC_SERVICES = ("scheduler", "server")
+from vtrain.variables import READER
 
 
 def reader_place(
@@ -26,16 +23,14 @@ def reader_place(
     """(rank, readers) of this replica for `split`; None when it reads nothing."""
     if info.role == EVALUATOR:
         return (0, 1) if split == "validation" else None
-    dmlc_role = environ.get(_DMLC_ROLE)
-    if dmlc_role in _DMLC_SERVICES:
-        return None
+    exported = environ.get(READER)
+    if exported:
+        return _exported_place(exported)
     if info.rank is None:
         return None
     if info.process_rank is not None and info.process_count:
         # torchrun: every process trains on its own batches, so each needs its own share.
         return info.process_rank, info.process_count
-    if dmlc_role == "worker" and environ.get(_DMLC_WORKERS):
-        return _mxnet_place(info, environ[_DMLC_WORKERS])
     return info.rank, info.num_trainers
 
 
@@ -56,19 +51,14 @@ def choose_place(
     return check_place(rank, world_size)
 
 
-def _mxnet_place(info: ClusterInfo, text: str) -> tuple[int, int]:
-    # Under the documented mapping the chief is the scheduler and only the workers train;
-    # with `chief_trains` the chief trains too. DMLC_NUM_WORKER says which.
-    workers = len(info.cluster.get(WORKER, ()))
-    count = int(text) if text.isdigit() else -1
-    assert info.rank is not None
-    if count == info.num_trainers:
-        return info.rank, count
-    if count == workers and info.role == WORKER:
-        return info.index, count
+def _exported_place(text: str) -> tuple[int, int]:
+    rank, _, readers = text.partition("/")
+    if rank.isdecimal() and readers.isdecimal() and int(rank) < int(readers):
+        return int(rank), int(readers)
     raise ConfigError(
-        "does not match the cluster's trainers",
-        source=_DMLC_WORKERS,
+        "not a place among the readers",
+        source=READER,
         value=text,
-        expected=f"{workers} (the workers) or {info.num_trainers} (the chief and the workers)",
+        expected="rank/readers with rank < readers (e.g. 1/2)",
+        hint=f"a stale {READER} from another job? unset it",
     )

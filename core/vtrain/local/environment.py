@@ -14,7 +14,7 @@ from types import MappingProxyType
 
 from vtrain.local.plan import Plan, Replica
 from vtrain.local.writers import aiplatform, kubeflow, torchrun, vertex
-from vtrain.variables import PLACEMENT_VARIABLES, RESUME_FROM
+from vtrain.variables import FRAMEWORK_VARIABLES, PLACEMENT_VARIABLES, RESUME_FROM
 
 # Everything a platform, a launcher or vtrain sets on a replica. A parent shell that ran
 # inside a job (or a test that exported TF_CONFIG) must not leak its values into the replicas.
@@ -49,15 +49,14 @@ PLATFORM_VARIABLES = frozenset(
     # replica into a torchrun process, a parent's VTRAIN_LEADER name another job's leader.
     | PLACEMENT_VARIABLES
 )
-PLATFORM_PREFIXES = ("AIP_", "CLOUD_ML_", "TORCHELASTIC_", "PET_", "DMLC_")
+PLATFORM_PREFIXES = ("AIP_", "CLOUD_ML_", "TORCHELASTIC_", "PET_")
 # Chosen by whoever starts the job (the study's metric tag), not by the job's position:
 # `vtrain tune` sets it for a distributed trial, and every replica must see it.
-# DMLC_INTERFACE names this machine's network interface for MXNet: the user's, not the job's.
 # The dataset variables name the job's input, the same on every replica (vtrain.data).
 DATA_VARIABLES = frozenset(
     {"AIP_TRAINING_DATA_URI", "AIP_VALIDATION_DATA_URI", "AIP_TEST_DATA_URI", "AIP_DATA_FORMAT"}
 )
-PASSED_THROUGH = frozenset({"CLOUD_ML_HP_METRIC_TAG", "DMLC_INTERFACE"}) | DATA_VARIABLES
+PASSED_THROUGH = frozenset({"CLOUD_ML_HP_METRIC_TAG"}) | DATA_VARIABLES
 
 Writer = Callable[[Plan, Sequence[Replica], Replica, int], dict[str, str]]
 
@@ -74,11 +73,19 @@ WRITERS: Mapping[str, Writer] = MappingProxyType(
 
 def inherited(environ: Mapping[str, str]) -> dict[str, str]:
     """`environ` without any variable a platform, a launcher or vtrain would set."""
+    # A framework's own variables are the ones its plugin listed when it configured this
+    # process (`Plugin.environment_prefixes`): reading the plugins' declarations here would
+    # load them, and `typing`, before the first replica starts (tests/core/test_import_is_light).
+    framework = frozenset(environ.get(FRAMEWORK_VARIABLES, "").split(","))
     return {
         k: v
         for k, v in environ.items()
         if k in PASSED_THROUGH
-        or (k not in PLATFORM_VARIABLES and not k.startswith(PLATFORM_PREFIXES))
+        or (
+            k not in PLATFORM_VARIABLES
+            and k not in framework
+            and not k.startswith(PLATFORM_PREFIXES)
+        )
     }
 
 

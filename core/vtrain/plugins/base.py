@@ -27,7 +27,7 @@ from vtrain.cluster.leader import Replica, default_leader, encode, leads
 from vtrain.errors import MissingExtraError, UsageError
 from vtrain.plugins.extras import real_extra
 from vtrain.plugins.handle import Handle
-from vtrain.variables import LEADER
+from vtrain.variables import FRAMEWORK_VARIABLES, LEADER, READER
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -36,12 +36,11 @@ __all__ = ["Handle", "KubeflowJob", "Plugin"]
 
 @dataclass(frozen=True)
 class KubeflowJob:
-    """How Kubeflow's training operator runs a framework's job: its kind and container name."""
+    """How Kubeflow's training operator runs a framework's job: its kind (which names the
+    training container, its roles and its variables)."""
 
     kind: str
     """The operator's job kind: TFJob, PyTorchJob or XGBoostJob."""
-    container: str
-    """The name the operator finds the training container by (the kind's own default)."""
 
 
 class Plugin(ABC):
@@ -69,6 +68,14 @@ class Plugin(ABC):
     restartJobOnWorkerRestart, and `vtrain local run` stops, with this reason, a
     job that would restart one replica alone, rather than let it hang.
     """
+    environment_prefixes: ClassVar[tuple[str, ...]] = ()
+    """Prefixes of the framework's own variables (``DMLC_``), `user_variables` aside.
+
+    `prepare` lists those this process then holds in VTRAIN_FRAMEWORK_VARIABLES, and
+    `vtrain local run` keeps them out of the replicas of a job this process starts.
+    """
+    user_variables: ClassVar[frozenset[str]] = frozenset()
+    """Variables with those prefixes that the user chooses, not the job (a network interface)."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -91,6 +98,15 @@ class Plugin(ABC):
         """The replica that writes shared artifacts: the chief (worker 0 without one)."""
         return default_leader(info)
 
+    def reader(self, info: ClusterInfo, **options: Any) -> tuple[int, int] | None:
+        """(rank, readers) of this replica in the training and test data; None: as it trains.
+
+        None leaves it to `vtrain.data`: the trainers, in rank order. A plugin whose
+        replicas read otherwise (MXNet's workers, when the chief only schedules) says so;
+        `prepare` exports it in VTRAIN_READER.
+        """
+        return None
+
     # -- with the framework ---------------------------------------------------------------
 
     def serve(self, info: ClusterInfo, stopped: threading.Event, **options: Any) -> None:
@@ -102,10 +118,10 @@ class Plugin(ABC):
     def prepare(
         self, info: ClusterInfo | None, environ: MutableMapping[str, str] | None, **options: Any
     ) -> ClusterInfo:
-        """The start of every `configure`: read the cluster, set its variables, export the leader.
+        """The start of every `configure`: read the cluster, set its variables, export its places.
 
         `options` (the ones `configure` took that shape the layout) reach
-        `environment`, `serves`, `leader` and `serve`. On a replica that serves,
+        `environment`, `serves`, `leader`, `reader` and `serve`. On a replica that serves,
         this runs the service and exits 0 when it ends: it never returns there.
         """
         env = os.environ if environ is None else environ
@@ -116,10 +132,19 @@ class Plugin(ABC):
             else:
                 env[name] = value
         leader = self.leader(info, **options)
-        if leader is None:
-            env.pop(LEADER, None)
-        else:
-            env[LEADER] = encode(leader)
+        place = self.reader(info, **options)
+        prefixes, mine = self.environment_prefixes, self.user_variables
+        ours = sorted(k for k in env if k.startswith(prefixes) and k not in mine)
+        exported = {
+            LEADER: None if leader is None else encode(leader),
+            READER: None if place is None else f"{place[0]}/{place[1]}",
+            FRAMEWORK_VARIABLES: ",".join(ours) or None,
+        }
+        for name, text in exported.items():
+            if text is None:
+                env.pop(name, None)
+            else:
+                env[name] = text
         if self.serves(info, **options):
             from vtrain.plugins.serve import run_service
 

@@ -7,12 +7,20 @@ shape, so a user who has read one knows the other three:
   collective (None and 0 on a replica that does not train; 0 of 1 alone);
 - `is_leader`, `role`: whether this replica writes shared artifacts, and its role;
 - `checkpoints`: the job's leader-aware `CheckpointManager`;
-- `resume(...)`: load the newest committed checkpoint, return a `Resumed`;
+- `resume(...)`: load the newest committed checkpoint, return a `Resumed` (the leader logs it);
+- `save_checkpoint(step, *objects, data=..., **extra)`: commit a step from the leader;
+- `preempted`: True on every trainer once any trainer got SIGTERM;
 - `save_model(model)`: write the model to AIP_MODEL_DIR from the leader;
 - `report(value, tag=...)`: the tuning metric, from the leader;
 - `share(split)`, `shard(items)`: this trainer's part of the input;
 - `stream(split, resume=found)`: its records with a position, going on where a commit stood;
-- `barrier()`, `close()`.
+  `batches(stream, batch_size=...)`: the framework's batches of it;
+- `distributed`, `barrier()`, `close(ok=True)` (`with handle:` calls it).
+
+A plugin implements hooks, never these words: `_write_state` and `_read_state` (how
+its objects are written into a step and read back), `_release` (leaving the
+framework), `_batches`, and where its framework needs them `_agree_preempted`,
+`_gather_position`, `_leave_preempted`, `_sigterm_here`, `_resume`.
 
 Framework-native objects keep their native names on each handle (`strategy`,
 `kvstore`, `trainer()`, `callbacks()`). A handle keeps the environment it was
@@ -26,16 +34,20 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType, TracebackType
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, NoReturn, TypeVar
 
 from vtrain.cluster import ClusterInfo
 from vtrain.errors import UsageError
+from vtrain.log import logger
 
 # Checkpoints, data and the run context load when first used: a serving replica never does.
 if TYPE_CHECKING:
-    from vtrain.checkpoints import CheckpointManager
+    from vtrain.checkpoints import Checkpoint, CheckpointManager
+    from vtrain.checkpoints.payload import PayloadLike
     from vtrain.context import RunContext
     from vtrain.data import Share, Stream
+
+log = logger(__name__)
 
 H = TypeVar("H", bound="Handle")
 T = TypeVar("T")
@@ -73,6 +85,14 @@ class Resumed:
         return f"vtrain: resumed from {self.uri} ({self.done} done)"
 
 
+@dataclass
+class _Life:
+    """What a handle learns as it runs (it is frozen; this is not): preempted, closed."""
+
+    preempted: bool = False
+    closed: bool = False
+
+
 @dataclass(frozen=True)
 class Handle:
     """This replica's place in the job, and the helpers every framework shares."""
@@ -108,6 +128,15 @@ class Handle:
     def world_size(self) -> int:
         """How many trainers the collective has: 1 alone, 0 on a replica that does not train."""
         return 0 if self.info.rank is None else self.info.num_trainers
+
+    @property
+    def distributed(self) -> bool:
+        """True when this trainer is one of several in the collective."""
+        return self.world_size > 1
+
+    @functools.cached_property
+    def _life(self) -> _Life:
+        return _Life()
 
     @functools.cached_property
     def context(self) -> RunContext:
@@ -173,12 +202,9 @@ class Handle:
         step) or a position from `vtrain.data.merge_states`; what was left of its epoch
         is dealt among this job's trainers, however many saved it; given what `resume()`
         returned, the leader says so in the log. `options` are `vtrain.data.stream`'s
-        (`shuffle_seed`, `buffer`, `format` … as when it was saved). Each plugin feeds it
-        to its framework: PyTorch's StreamDataset, Keras' `stream_batches`, MXNet's
-        `stream_iter`.
+        (`shuffle_seed`, `buffer`, `format` … as when it was saved). `batches(stream)`
+        feeds it to the framework.
         """
-        import sys
-
         from vtrain.data import stream
         from vtrain.data.saved_position import describe_resume
 
@@ -187,9 +213,28 @@ class Handle:
         made = stream(split, rank=rank, world_size=world_size, resume=position,
                       environ=self.environ, **options)  # fmt: skip
         if self.is_leader and isinstance(resume, Resumed) and resume:
-            line = describe_resume(self._step_of(resume), position, made.world_size)
-            print(line, file=sys.stderr, flush=True)
+            log.info(describe_resume(self._step_of(resume), position, made.world_size))
         return made
+
+    def batches(self, stream: Stream, *, batch_size: int, **options: Any) -> Any:
+        """`stream`'s records as this framework's batches, `batch_size` records per trainer
+        and step; a save with `data=stream` commits the position after the last batch taken."""
+        return self._batches(stream, batch_size=batch_size, **options)
+
+    if TYPE_CHECKING:
+        # Each framework's batches take its own keywords (columns, a transform, a signature).
+        _batches: ClassVar[Callable[..., Any]]
+    else:
+
+        def _batches(self, stream: Stream, *, batch_size: int, **options: Any) -> Any:
+            """Hook: the framework's batches of `stream` (see `batches`)."""
+            raise UsageError(
+                f"{type(self).__name__} takes no batches from a stream",
+                source="batches",
+                value=type(self).__name__,
+                expected="a framework that takes batches (PyTorch, TensorFlow, MXNet, XGBoost)",
+                hint="iterate the stream's records yourself: for record in stream",
+            )
 
     def _step_of(self, resume: Resumed) -> int:
         """The step `resume` committed, for the log: its `done`, unless the plugin counts
@@ -259,15 +304,143 @@ class Handle:
             manager.retain(keep, keep_every)
         return manager
 
-    if TYPE_CHECKING:
-        # Each plugin's resume takes what its framework restores into (a model, an optimizer,
-        # a trainer); to the type checker, any signature that returns a Resumed.
-        resume: ClassVar[Callable[..., Resumed]]
-    else:
+    def _made_checkpoints(self) -> CheckpointManager | None:
+        """The handle's manager if `checkpoints` was used; None (making none) if not."""
+        manager: CheckpointManager | None = self.__dict__.get("checkpoints")
+        return manager
 
-        def resume(self, *objects: Any, **options: Any) -> Resumed:
-            """Load the newest committed checkpoint into `objects`; what was found (falsy: none)."""
-            raise NotImplementedError(f"{type(self).__name__} has no resume")
+    def save_checkpoint(
+        self,
+        step: int,
+        *objects: Any,
+        blocking: bool = False,
+        data: Any = None,
+        **extra: Any,
+    ) -> str | None:
+        """Commit `step` of `objects` (the framework's: a model and its optimizer, a net and
+        its trainer, a booster) and `extra` from the leader; the step's folder there, else None.
+
+        `extra` comes back in `resume()`'s `Resumed.extra`. The step is committed in the
+        background unless `blocking`; the next save, `close()` and the end of the script
+        wait for it (a save that fails at the end makes the script exit 1). With `data`
+        (the stream trained on) every trainer's position is committed with the step.
+        Every trainer calls it at the same steps, as for any collective.
+
+        Once `preempted` (SIGTERM on any trainer: SIGKILL follows 30 s later) this save is
+        the last: the leader commits it before returning and says `committed step N`, the
+        trainers meet, and every process exits 143, so that the platform restarts the job
+        and it resumes there.
+        """
+        preempted = self.preempted
+        position = None if data is None else self._gather_position(step, data)
+        manager = self.checkpoints
+        where = None
+        if manager.is_leader:
+            now = blocking or preempted
+            payload = self._write_state(step, objects, extra, position, blocking=now)
+            where = manager.save(step, payload, blocking=now)
+        if not preempted:
+            return where
+        if where is not None:
+            from vtrain.preemption import committed_line
+
+            log.info(committed_line(step, f"({where})"))
+        self._leave_preempted()
+
+    def _write_state(
+        self,
+        step: int,
+        objects: tuple[Any, ...],
+        extra: dict[str, Any],
+        position: str | None,
+        *,
+        blocking: bool,
+    ) -> PayloadLike:
+        """Hook, on the leader: what `checkpoints.save` commits for `step` (files, a writer,
+        a `Snapshot`), holding `objects`, `extra` and the merged `position` (JSON, or None).
+
+        Not `blocking`: copy what the training loop goes on changing before returning.
+        """
+        raise NotImplementedError(f"{type(self).__name__} cannot save a checkpoint")
+
+    def _gather_position(self, step: int, data: Any) -> str | None:
+        """Hook: every trainer's position of `data`, merged, as JSON on the leader; a collective.
+
+        The parts meet beside the steps, then at `barrier()` (for a framework whose
+        collectives move no objects); a plugin whose can overrides it.
+        """
+        from vtrain.data.saved_position import gather_through_folder, own_position
+
+        manager = self.checkpoints
+        return gather_through_folder(
+            manager.location,
+            step,
+            own_position(data),
+            self._place("save_checkpoint(data=)"),
+            is_leader=manager.is_leader,
+            barrier=self.barrier,
+        )
+
+    def resume(self, *objects: Any, **options: Any) -> Resumed:
+        """Load the newest committed checkpoint into `objects`, the same step on every trainer;
+        what was found (falsy: nothing committed yet). The leader says which in the log."""
+        found = self._resume(*objects, **options)
+        if self.is_leader:
+            log.info(found.describe())
+        return found
+
+    def _resume(self, *objects: Any, **options: Any) -> Resumed:
+        """Hook: the newest committed step of `checkpoints`, read by `_read_state`; a plugin
+        whose resume reads something else (or takes options) overrides this instead."""
+        if options:
+            raise UsageError(
+                "takes no keywords",
+                source="resume",
+                value=sorted(options),
+                expected=f"the objects to load into, as {type(self).__name__}'s docs say",
+            )
+        checkpoint = self.checkpoints.restore()
+        if checkpoint is None:
+            return Resumed()
+        # From /gcs or gs:// the step is a temporary local copy: removed once loaded.
+        with checkpoint:
+            return self._read_state(checkpoint, objects)
+
+    def _read_state(self, checkpoint: Checkpoint, objects: tuple[Any, ...]) -> Resumed:
+        """Hook: load a committed step (open for the call) into `objects`; what it held."""
+        raise NotImplementedError(f"{type(self).__name__} has no resume")
+
+    # -- preemption -------------------------------------------------------------------------
+
+    @property
+    def preempted(self) -> bool:
+        """True on every trainer once any trainer got SIGTERM (a preemption), and from then on.
+
+        Where the framework must agree on it (a collective), every trainer reads it at the
+        same point: `save_checkpoint` does, and the framework's callbacks.
+        """
+        life = self._life
+        if not life.preempted:
+            life.preempted = self._agree_preempted(self._sigterm_here())
+        return life.preempted
+
+    def _sigterm_here(self) -> bool:
+        """Hook: True once this process got SIGTERM (the process's flag, installed on first use)."""
+        from vtrain.preemption import requested, watch
+
+        watch()
+        return requested()
+
+    def _agree_preempted(self, here: bool) -> bool:
+        """Hook: whether any trainer got SIGTERM, given this one's `here`; alone, `here` is."""
+        return here
+
+    def _leave_preempted(self) -> NoReturn:
+        """Hook: every trainer leaves with status 143 once the last step is committed."""
+        from vtrain.preemption import leave
+
+        self.barrier()  # no trainer leaves before the commit: its exit may end the job
+        leave()
 
     def write_model(self, model: Any, folder: str, name: str) -> str:
         """Write `model` into the local `folder` as `name`; return the main file's name."""
@@ -308,8 +481,26 @@ class Handle:
         if self.world_size > 1:
             raise NotImplementedError(f"{type(self).__name__} has no barrier")
 
-    def close(self) -> None:
-        """Release what `configure()` set up; safe to call twice. Nothing to release here."""
+    def close(self, ok: bool = True) -> None:
+        """Wait for the last checkpoint to commit (raising its failure), then release what
+        `configure()` set up; safe to call twice. With `ok` False (leaving on an error) the
+        save is not waited for here, nor any peer."""
+        life = self._life
+        if life.closed:
+            return
+        life.closed = True
+        from vtrain.preemption import unwatch
+
+        unwatch()  # no save is coming: SIGTERM stops the process at once again
+        try:
+            manager = self._made_checkpoints()
+            if ok and manager is not None:
+                manager.close()
+        finally:
+            self._release(ok)
+
+    def _release(self, ok: bool) -> None:
+        """Hook: leave the framework's collective; `ok` False: without waiting for peers."""
 
     def __enter__(self: H) -> H:
         return self
@@ -317,7 +508,7 @@ class Handle:
     def __exit__(
         self, kind: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
     ) -> None:
-        self.close()
+        self.close(ok=kind is None)
 
 
 def _article(word: str) -> str:

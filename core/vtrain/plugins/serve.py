@@ -22,13 +22,23 @@ import sys
 import threading
 import traceback
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any, NoReturn, Protocol
 
 from vtrain.cluster import ClusterInfo
+from vtrain.log import logger
 from vtrain.variables import SERVES_FILE
 
-if TYPE_CHECKING:
-    from vtrain.plugins.base import Plugin
+log = logger(__name__)
+
+
+class Service(Protocol):
+    """What `run_service` needs of a plugin (`vtrain.plugins.base.Plugin` is one)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def job_restarts(self) -> str | None: ...
+    def serve(self, info: ClusterInfo, stopped: threading.Event, **options: Any) -> None: ...
 
 
 def announce(environ: Mapping[str, str] | None = None, *, job_restarts: str | None = None) -> None:
@@ -43,7 +53,7 @@ def announce(environ: Mapping[str, str] | None = None, *, job_restarts: str | No
             with open(path, "w") as f:
                 f.write(job_restarts or "")
         except OSError as e:  # the launcher then stops it after the trainers' grace: say why
-            print(f"vtrain: cannot say that this replica serves ({SERVES_FILE}): {e}", flush=True)
+            log.warning(f"vtrain: cannot say that this replica serves ({SERVES_FILE}): {e}")
 
 
 def _stop_on_signals(stopped: threading.Event) -> None:
@@ -69,14 +79,14 @@ def _stop_on_signals(stopped: threading.Event) -> None:
         signal.signal(signum, on_signal)
 
 
-def run_service(plugin: Plugin, info: ClusterInfo, options: Mapping[str, Any]) -> NoReturn:
+def run_service(plugin: Service, info: ClusterInfo, options: Mapping[str, Any]) -> NoReturn:
     """Run `plugin.serve` for this replica; exit 0 when it returns or SIGTERM/SIGINT arrives
     (143 for the chief, whose SIGTERM is never the job's end)."""
     stopped = threading.Event()
     if threading.current_thread() is threading.main_thread():
         _stop_on_signals(stopped)
     announce(job_restarts=plugin.job_restarts)  # after the handlers: it may be stopped from here
-    print(f"vtrain: {info.role} {info.index} serves {plugin.name} until the job ends", flush=True)
+    log.info(f"vtrain: {info.role} {info.index} serves {plugin.name} until the job ends")
     # Frameworks leave service threads that cannot be joined (TensorFlow's gRPC server):
     # leave without waiting for them, or a failed service would hang instead of failing.
     status = 0
@@ -86,8 +96,8 @@ def run_service(plugin: Plugin, info: ClusterInfo, options: Mapping[str, Any]) -
         traceback.print_exc()
         status = 1
     if status == 0 and stopped.is_set() and info.role == "chief":
-        print(f"vtrain: {info.role} {info.index} stopped by a signal: not the job's end, "
-              "exiting 143", file=sys.stderr)  # fmt: skip
+        log.info(f"vtrain: {info.role} {info.index} stopped by a signal: not the job's end, "
+                 "exiting 143")  # fmt: skip
         status = 128 + signal.SIGTERM
     sys.stdout.flush()
     sys.stderr.flush()

@@ -200,7 +200,9 @@ def _within(limit: float, spent: float) -> str:
 
 
 def _stderr(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
+    from vtrain.log import logger  # here: the plugins' start-up path reads no logging before
+
+    logger(__name__).info(line)
 
 
 @contextlib.contextmanager
@@ -223,7 +225,9 @@ def watchdog(seconds: float, error: Callable[[float], VtrainError]) -> Iterator[
                 return  # the block returned as the time ran out
             prog = os.path.basename(sys.argv[0]) or "python"
             with contextlib.suppress(Exception):
-                _stderr(f"{prog}: error: {shown(error(time.monotonic() - start))}")
+                from vtrain.log import logger
+
+                logger(__name__).error(f"{prog}: error: {shown(error(time.monotonic() - start))}")
             os._exit(1)
 
     timer = threading.Timer(max(0.0, seconds), expire)

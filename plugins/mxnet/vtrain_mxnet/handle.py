@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from vtrain import UsageError
 from vtrain.plugins.handle import Handle, Resumed
@@ -15,17 +14,17 @@ from vtrain_mxnet.children import Children
 from vtrain_mxnet.layout import Layout
 
 if TYPE_CHECKING:
+    from vtrain.checkpoints import Checkpoint
     from vtrain_mxnet.preemption import AgreedSigterm
 
 
 @dataclass
 class _Resources:
-    """What close() releases, once: the kvstore (ps-lite's node), the child processes, SIGTERM."""
+    """What close() releases: the kvstore (ps-lite's node), the child processes, SIGTERM."""
 
     kvstore: Any = None
     children: Children | None = None
     sigterm: AgreedSigterm | None = None
-    closed: bool = False
 
 
 @dataclass(frozen=True)
@@ -101,16 +100,6 @@ class MXNetHandle(Handle):
         return OrderedTrainer(params, optimizer, optimizer_params, kvstore=kvstore,
                               sigterm=resources.sigterm, **options)  # fmt: skip
 
-    @property
-    def preempted(self) -> bool:
-        """True on every worker after the same `trainer.step` once any of them got SIGTERM.
-
-        Then call `save_checkpoint` at once: it commits that step and exits 143 on
-        every worker, within the 30 s platforms leave before SIGKILL.
-        """
-        sigterm = self._resources.sigterm
-        return sigterm is not None and sigterm.agreed
-
     def data_iter(
         self,
         split: str = "training",
@@ -146,16 +135,18 @@ class MXNetHandle(Handle):
             last_batch=last_batch,
         )
 
-    def stream_iter(
+    def _batches(
         self,
         stream: Any,
         *,
+        batch_size: int,
         data: Sequence[str],
         label: str | None,
-        batch_size: int,
         last_batch: str = "pad",
     ) -> Any:
         """An mx.io.DataIter of `stream`'s batches; its `reset()` starts the stream's next epoch.
+
+        `data` names the feature columns, `label` the label column (None: no label).
 
         Each batch takes exactly `batch_size` records from the stream, so a save
         after a batch's step holds the position after that batch. A `reset()`
@@ -190,56 +181,77 @@ class MXNetHandle(Handle):
         return RecordIter(epochs_of(stream), data=data, label=label, batch_size=batch_size,
                           last_batch=last_batch, workers_left=workers_left)  # fmt: skip
 
-    def save_checkpoint(
+    # -- the core's hooks: checkpoints, preemption, the end ---------------------------------
+
+    def _write_state(
         self,
-        epoch: int,
-        net: Any,
-        trainer: Any = None,
+        step: int,
+        objects: tuple[Any, ...],
+        extra: dict[str, Any],
+        position: str | None,
         *,
-        blocking: bool = False,
-        data: Any = None,
-    ) -> str | None:
-        """Commit the net's parameters and the trainer's states as `epoch` (how far training got).
+        blocking: bool,
+    ) -> Callable[[str], None]:
+        """The net's parameters and the trainer's states (objects: net, trainer), and `extra`.
 
-        `epoch` counts in the loop's unit and only grows: epochs done, or steps done
-        to commit mid-epoch (a preemption does). Only the leader writes; it returns
-        the step folder there, None elsewhere. The arrays are written out before it
-        returns; the sync (or upload) and the commit run in the background unless
-        `blocking`, and the next save, `close()` and the end of the script wait for
-        them. With `data` (the stream trained on) every worker's position is
-        committed too, so every worker must call it at the same `epoch`.
-
-        Once `preempted`, this save is the last: every worker calls it after the same
-        step, the leader commits it before returning and says `committed step N`,
-        all meet at the kvstore's barrier, and every process exits 143.
+        `step` counts in the loop's unit and only grows: epochs done, or steps done to
+        commit mid-epoch (a preemption does). The arrays are written out in the commit's
+        first part, before `save_checkpoint` returns (MXNet's save waits for every pending
+        write to them); the sync (or upload) and the commit run in the background.
         """
-        from vtrain.preemption import committed_line
-        from vtrain_mxnet.state import GluonState, gather
+        from vtrain_mxnet.state import writer
 
+        net, trainer = _net_and_trainer(objects, "save_checkpoint")
+        return writer(step, net, trainer, extra, position)
+
+    def _read_state(
+        self, checkpoint: Checkpoint, objects: tuple[Any, ...], **options: Any
+    ) -> Resumed:
+        """Load a committed step into the net and trainer; `done`: the step it was saved as."""
+        from vtrain_mxnet.state import read
+
+        if "trainer" in options:
+            objects = (*objects, options.pop("trainer"))
+        if options:
+            raise UsageError(
+                "unknown option",
+                source="MXNetHandle.resume",
+                value=sorted(options),
+                expected="resume(net) or resume(net, trainer)",
+            )
+        net, trainer = _net_and_trainer(objects, "resume")
+        return read(checkpoint, net, trainer)
+
+    def _sigterm_here(self) -> bool:
         sigterm = self._resources.sigterm
-        preempted = sigterm is not None and sigterm.agreed
-        position = None
-        if data is not None:
-            rank, world_size = self._place("save_checkpoint(data=)")
-            position = gather(self.checkpoints, epoch, data, rank, world_size, self.barrier)
-        state = GluonState(self.checkpoints)
-        where = state.save(epoch, net, trainer, blocking=blocking or preempted, position=position)
-        if not preempted:
-            return where
-        assert sigterm is not None
-        if where is not None:
-            print(committed_line(epoch, f"({where})"), flush=True)
+        return sigterm is not None and sigterm.requested
+
+    def _agree_preempted(self, here: bool) -> bool:
+        # The trainer agrees after every so many steps (see `trainer`): every worker then
+        # sees the same answer after the same step, whatever this one's flag says now.
+        sigterm = self._resources.sigterm
+        return sigterm is not None and sigterm.agreed
+
+    def _leave_preempted(self) -> NoReturn:
+        sigterm = self._resources.sigterm
+        assert sigterm is not None  # preempted only once the trainer watches SIGTERM
         self.barrier()  # no worker leaves before the commit: its exit may stop the job
         sigterm.exit(self.checkpoints.is_leader)
 
-    def resume(self, net: Any, trainer: Any = None) -> Resumed:
-        """Load the newest committed checkpoint into net and trainer; `done`: its saved count.
+    def _release(self, ok: bool) -> None:
+        """Leave MXNet's job, then let the scheduler and server children end.
 
-        Falsy when nothing was committed yet; continue from epoch `done` either way.
+        With `ok` False (an error on the way out) this worker leaves without the
+        barrier at exit, which would wait for the other workers forever.
         """
-        from vtrain_mxnet.state import GluonState
-
-        return GluonState(self.checkpoints).restore(net, trainer)
+        resources = self._resources
+        if resources.sigterm is not None:
+            resources.sigterm.release()  # no save is coming: SIGTERM stops the process again
+        kvstore, resources.kvstore = resources.kvstore, None
+        if kvstore is not None:
+            _leave(kvstore, barrier=ok)
+        if resources.children is not None:
+            resources.children.stop()
 
     def write_model(self, model: Any, folder: str, name: str) -> str:
         """Write the network's `<name>.params` into `folder`; return that file's name.
@@ -258,32 +270,6 @@ class MXNetHandle(Handle):
         if kvstore is not None:
             internals.barrier(kvstore)
 
-    def close(self, ok: bool = True) -> None:
-        """Leave MXNet's job, then let the scheduler and server children end; safe twice.
-
-        With `ok` False (an error on the way out) this worker leaves without the
-        barrier at exit, which would wait for the other workers forever.
-        """
-        resources = self._resources
-        if resources.closed:
-            return
-        resources.closed = True
-        if resources.sigterm is not None:
-            resources.sigterm.release()  # no save is coming: SIGTERM stops the process again
-        manager = self.__dict__.get("checkpoints")  # only if `checkpoints` was used
-        if ok and manager is not None:
-            manager.wait()  # the last checkpoint is committed before the job can end
-        kvstore, resources.kvstore = resources.kvstore, None
-        if kvstore is not None:
-            _leave(kvstore, barrier=ok)
-        if resources.children is not None:
-            resources.children.stop()
-
-    def __exit__(
-        self, kind: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close(ok=kind is None)
-
 
 def _leave(kvstore: Any, *, barrier: bool) -> None:
     """Leave the job now, after this worker's pending work, or at once without the barrier."""
@@ -294,3 +280,15 @@ def _leave(kvstore: Any, *, barrier: bool) -> None:
     else:
         internals.skip_exit_barrier(kvstore)
     internals.free(kvstore)
+
+
+def _net_and_trainer(objects: tuple[Any, ...], what: str) -> tuple[Any, Any]:
+    """(net, trainer or None) from a save's or a resume's objects."""
+    if len(objects) in (1, 2):
+        return objects[0], objects[1] if len(objects) == 2 else None
+    raise UsageError(
+        f"takes a net and its trainer, and got {len(objects)} object(s)",
+        source=f"MXNetHandle.{what}",
+        value=len(objects),
+        expected=f"{what}(..., net) or {what}(..., net, trainer)",
+    )

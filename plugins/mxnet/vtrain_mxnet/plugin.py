@@ -26,7 +26,7 @@ from vtrain.variables import LEADER
 from vtrain_mxnet.children import Children
 from vtrain_mxnet.handle import MXNetHandle, _Resources
 from vtrain_mxnet.import_order import check_not_too_late, mark_started
-from vtrain_mxnet.layout import SERVER, SERVICE_ROLES, Layout
+from vtrain_mxnet.layout import DMLC_WORKER, INTERFACE, SERVER, SERVICE_ROLES, Layout
 from vtrain_mxnet.service import run_role
 
 KVSTORES = ("dist_sync", "dist_async", "dist_device_sync")
@@ -41,10 +41,12 @@ class MXNetPlugin(Plugin):
     extra = "mxnet"
     requires = ("mxnet",)
     # A TFJob: its chief/worker/ps roles are the ones this plugin maps onto MXNet's.
-    kubeflow = KubeflowJob(kind="TFJob", container="tensorflow")
+    kubeflow = KubeflowJob(kind="TFJob")
     serving_roles = frozenset({CHIEF, PS})  # the scheduler, the servers
     # tests/mxnet/test_mxnet_job_restarts.py: a lone restarted worker waits forever.
     job_restarts = "MXNet workers cannot rejoin a running ps-lite job"
+    environment_prefixes = ("DMLC_",)
+    user_variables = frozenset({INTERFACE})  # this machine's network interface
 
     # -- pure ---------------------------------------------------------------------------
 
@@ -88,6 +90,22 @@ class MXNetPlugin(Plugin):
         return Layout.from_cluster(
             info, chief_trains=chief_trains, servers_beside_workers=servers_beside_workers
         ).leader
+
+    def reader(
+        self,
+        info: ClusterInfo,
+        *,
+        chief_trains: bool = False,
+        servers_beside_workers: bool = False,
+        **_: Any,
+    ) -> tuple[int, int] | None:
+        """Worker i reads the workers' share i when the chief only schedules; else as it trains."""
+        layout = Layout.from_cluster(
+            info, chief_trains=chief_trains, servers_beside_workers=servers_beside_workers
+        )
+        if chief_trains or layout.role != DMLC_WORKER:
+            return None
+        return info.index, layout.num_workers
 
     # -- with the framework ---------------------------------------------------------------
 

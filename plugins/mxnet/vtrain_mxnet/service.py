@@ -20,7 +20,10 @@ import signal
 import sys
 import threading
 
+from vtrain.log import logger
 from vtrain_mxnet.layout import SERVER, SERVICE_ROLES
+
+log = logger(__name__)
 
 # A server answers each request on ps-lite's receiving thread; the serial engine runs its
 # merges there at once, where the threaded engine hands each to a worker thread and back
@@ -77,8 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     role = os.environ.get("DMLC_ROLE")
     if role not in SERVICE_ROLES:
-        print(f"vtrain_mxnet.service: DMLC_ROLE is {role!r}, not scheduler or server",
-              file=sys.stderr)  # fmt: skip
+        log.error(f"vtrain_mxnet.service: DMLC_ROLE is {role!r}, not scheduler or server")
         return 2
     die_with(args.parent, kernel=not args.no_pdeathsig)
     return run_role(role)

@@ -7,12 +7,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from vtrain.errors import UsageError
 from vtrain.plugins.handle import Handle, Resumed
 from vtrain_pytorch.world import World
 
 if TYPE_CHECKING:
+    from vtrain.checkpoints import Checkpoint
+    from vtrain.checkpoints.payload import PayloadLike
+    from vtrain.data import Stream
     from vtrain_pytorch.data import ShareDataset
-    from vtrain_pytorch.positions import Positioned
     from vtrain_pytorch.state import TrainingState
 
 
@@ -21,8 +24,9 @@ class TorchHandle(Handle):
     """Rank, world size, device and helpers; `world` is None off the training world.
 
     `rank` and `world_size` count processes, as torch does (the cluster counts machines).
-    Checkpoints hold a model, its optimizer and the step (`save_checkpoint`, `resume`);
-    `save_model` writes the weights as model.pt.
+    Checkpoints hold a model, its optimizer and the step (`save_checkpoint(step, model,
+    optimizer)`, `resume(model, optimizer)`); `save_model` writes the weights as model.pt;
+    `batches(stream, batch_size=...)` is a DataLoader of a stream.
     """
 
     world: World | None
@@ -47,11 +51,6 @@ class TorchHandle(Handle):
     def local_rank(self) -> int | None:
         """Process index on this machine, or None off the world."""
         return None if self.world is None else self.world.local_rank
-
-    @property
-    def distributed(self) -> bool:
-        """True when a process group is initialised."""
-        return self.backend is not None
 
     def sampler(self, dataset: Any, *, shuffle: bool = True, seed: int = 0) -> Any:
         """A DistributedSampler giving this rank its share (every item in a one-process world)."""
@@ -95,7 +94,7 @@ class TorchHandle(Handle):
     def wrap(self, model: Any, **ddp_options: Any) -> Any:
         """The model, moved to `device`, in DistributedDataParallel when distributed."""
         model = model.to(self.device)
-        if not self.distributed:
+        if self.backend is None:  # no process group: one process, or not a trainer
             return model
         from torch.nn.parallel import DistributedDataParallel
 
@@ -103,35 +102,73 @@ class TorchHandle(Handle):
             ddp_options.setdefault("device_ids", [self.device.index])
         return DistributedDataParallel(model, **ddp_options)
 
-    # -- checkpoints and the model ----------------------------------------------------------
+    def _batches(
+        self,
+        stream: Stream,
+        *,
+        batch_size: int,
+        transform: Callable[[Any], Any] | None = None,
+        **loader_options: Any,
+    ) -> Any:
+        """A DataLoader of `stream`'s records (each through `transform`), `batch_size` a batch.
 
-    def resume(self, model: Any, optimizer: Any = None) -> Resumed:
-        """Load the newest committed step of `checkpoints` into `model` (and `optimizer`).
-
-        Every replica loads the same step. `done` is the step (continue from
-        there), `uri` its folder, `extra` what `save_checkpoint` saved beside it;
-        a fresh start is falsy, with `done` 0 and the model untouched.
+        Read in this process (`num_workers=0`): the loader takes exactly a batch at a
+        time, so `save_checkpoint(..., data=stream)` after a step holds the position
+        after that step's batch. `loader_options` are DataLoader's (`collate_fn`,
+        `pin_memory`, `drop_last` …). `StreamDataset(stream)` is the dataset alone.
         """
-        return self._state(model, optimizer).resume()
+        from torch.utils.data import DataLoader
 
-    def save_checkpoint(
+        from vtrain_pytorch.data import StreamDataset
+
+        return DataLoader(StreamDataset(stream, transform=transform), batch_size=batch_size,
+                          num_workers=0, **loader_options)  # fmt: skip
+
+    # -- checkpoints and the model ----------------------------------------------------------
+    # `save_checkpoint(step, model, optimizer, data=..., **extra)` and `resume(model,
+    # optimizer)` are the core's; a step is a TrainingState (`state.pt`).
+
+    def _write_state(
         self,
         step: int,
-        model: Any,
-        optimizer: Any = None,
+        objects: tuple[Any, ...],
+        extra: dict[str, Any],
+        position: str | None,
         *,
-        blocking: bool = False,
-        data: Positioned | None = None,
-        **extra: Any,
-    ) -> str | None:
-        """Commit `step` of `model`, `optimizer` and `extra` from the leader; its folder, else None.
+        blocking: bool,
+    ) -> PayloadLike:
+        model, optimizer = _model_and_optimizer(objects, "save_checkpoint")
+        named = sorted({"model", "optimizer"} & set(extra))
+        if named:
+            # They would be saved as extra values, and the step without an optimizer state.
+            raise UsageError(
+                "the model and the optimizer go before the keywords",
+                source="save_checkpoint",
+                value=named,
+                expected="save_checkpoint(step, model, optimizer, **extra)",
+            )
+        return self._state(model, optimizer).payload(step, extra, position, blocking=blocking)
 
-        The state is copied to CPU memory and committed in the background unless
-        `blocking`; the next save and `close()` wait for it. With `data` (the
-        stream trained on) every process's position is committed too, so every
-        process must call it at the same step.
-        """
-        return self._state(model, optimizer).save(step, blocking=blocking, data=data, **extra)
+    def _read_state(self, checkpoint: Checkpoint, objects: tuple[Any, ...]) -> Resumed:
+        """Load the step into `model` (and `optimizer`): `resume(model, optimizer)`."""
+        model, optimizer = _model_and_optimizer(objects, "resume")
+        return self._state(model, optimizer).load(checkpoint)
+
+    def _gather_position(self, step: int, data: Any) -> str | None:
+        from vtrain_pytorch.positions import gather
+
+        return gather(getattr(data, "dataset", data))  # a DataLoader from `batches`: its stream
+
+    def _agree_preempted(self, here: bool) -> bool:
+        """Whether any process got SIGTERM: one all-reduce of a flag, on every process."""
+        if self.backend is None:
+            return here
+        import torch
+        import torch.distributed as dist
+
+        flag = torch.tensor([int(here)], device=self.device)
+        dist.all_reduce(flag, op=dist.ReduceOp.MAX)
+        return bool(flag.item())
 
     def _state(self, model: Any, optimizer: Any) -> TrainingState:
         from vtrain_pytorch.state import TrainingState
@@ -150,21 +187,25 @@ class TorchHandle(Handle):
 
     def barrier(self) -> None:
         """Wait for every process of the world (a no-op alone)."""
-        if self.distributed:
+        if self.backend is not None:
             import torch.distributed as dist
 
             dist.barrier()
 
-    def close(self) -> None:
-        """Commit a pending background save, then destroy the process group this process made."""
+    def _release(self, ok: bool) -> None:
+        """Destroy the process group this process made."""
         import torch.distributed as dist
 
-        from vtrain_pytorch.state import release_preemption
+        if dist.is_available() and dist.is_initialized():
+            dist.destroy_process_group()
 
-        release_preemption()  # no save is coming: SIGTERM stops the process at once again
-        try:
-            if "checkpoints" in self.__dict__:  # made when first used; nothing to wait for else
-                self.checkpoints.close()
-        finally:
-            if dist.is_available() and dist.is_initialized():
-                dist.destroy_process_group()
+
+def _model_and_optimizer(objects: tuple[Any, ...], word: str) -> tuple[Any, Any]:
+    if not 1 <= len(objects) <= 2:
+        raise UsageError(
+            f"takes a model and an optimizer, got {len(objects)} objects",
+            source=word,
+            value=len(objects),
+            expected=f"{word}(..., model) or {word}(..., model, optimizer)",
+        )
+    return objects[0], objects[1] if len(objects) == 2 else None

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import os
-import warnings
 from collections.abc import Mapping, MutableMapping
 from datetime import timedelta
 from typing import Any
 
 from vtrain import ClusterInfo, UsageError
+from vtrain.log import logger
 from vtrain.plugins.base import KubeflowJob, Plugin
 from vtrain.plugins.wait import DEFAULT_WAIT, wait_for_chief
 from vtrain_pytorch.handle import TorchHandle
@@ -18,6 +18,8 @@ from vtrain_pytorch.world import World
 # gloo in recent releases) has killed jobs whose chief waited for a slow worker.
 DEFAULT_TIMEOUT = timedelta(minutes=60)
 BACKENDS = ("gloo", "nccl")
+
+log = logger(__name__)
 
 
 class PyTorchPlugin(Plugin):
@@ -31,7 +33,7 @@ class PyTorchPlugin(Plugin):
         "pytorch_lightning": "lightning",
         "tensorboardX": "lightning",
     }
-    kubeflow = KubeflowJob(kind="PyTorchJob", container="pytorch")
+    kubeflow = KubeflowJob(kind="PyTorchJob")
 
     def environment(
         self,
@@ -94,12 +96,10 @@ class PyTorchPlugin(Plugin):
         if backend == "nccl":
             torch.cuda.set_device(device)
             if gpus > world.local_world_size:
-                warnings.warn(
-                    f"{gpus} GPUs on this machine, {world.local_world_size} process(es) using "
-                    "them: start one per GPU with `python -m vtrain_pytorch.launch "
-                    "--nproc-per-node gpu SCRIPT`",
-                    RuntimeWarning,
-                    stacklevel=2,
+                log.warning(
+                    f"vtrain: {gpus} GPUs on this machine, {world.local_world_size} process(es) "
+                    "using them: start one per GPU with `python -m vtrain_pytorch.launch "
+                    "--nproc-per-node gpu SCRIPT`"
                 )
         if world.world_size == 1:
             return TorchHandle(

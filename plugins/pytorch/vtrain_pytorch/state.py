@@ -13,21 +13,24 @@ from __future__ import annotations
 
 import copy
 import os
-import signal
-import threading
+from collections.abc import Callable
 from types import MappingProxyType
 from typing import Any
 
-from vtrain.checkpoints import CheckpointManager, Snapshot
+from vtrain import preemption
+from vtrain.checkpoints import Checkpoint, CheckpointManager, Snapshot
 from vtrain.data.saved_position import read_position, write_position
 from vtrain.errors import UsageError
+from vtrain.log import logger
 from vtrain.plugins.handle import Resumed
-from vtrain.preemption import PreemptionHandler, committed_line
+from vtrain.preemption import committed_line
 from vtrain_pytorch import positions
 from vtrain_pytorch.positions import Positioned
 from vtrain_pytorch.provenance import TRAINING_STATE, check, record
 
 STATE_FILE = "state.pt"
+
+log = logger(__name__)
 
 
 class TrainingState:
@@ -79,22 +82,39 @@ class TrainingState:
 
         The step is committed in the background unless `blocking`; `wait()` waits
         for it (the next save, and the end of the script, do so by themselves; a save
-        that fails at the end is printed and makes the script exit 1).
+        that fails at the end is logged and makes the script exit 1).
         With `data` (the stream being trained on) every trainer's position is
         gathered and committed with the model: then every trainer must call
         `save` at the same step, as for any collective.
         After SIGTERM (a preemption: SIGKILL follows 30 s later) the next save is the
         last: the leader commits it before returning, says `committed step N`, and
         every process exits 143, so that the platform restarts it and it resumes there.
+        (`handle.save_checkpoint` does the same, with every trainer agreeing first.)
         """
         position = None if data is None else positions.gather(data)
-        preempted = _preemption()
+        preemption.watch()
+        preempted = preemption.requested()
         if not self.manager.is_leader:
-            if preempted is not None:
+            if preempted:
                 # The leader commits this same step (every process saves at the same
                 # steps): leave now, and the restart resumes from it.
-                preempted.exit()
+                preemption.leave()
             return None
+        now = blocking or preempted
+        where = self.manager.save(step, self.payload(step, extra, position, blocking=now),
+                                  blocking=now)  # fmt: skip
+        if not preempted:
+            return where
+        # SIGTERM came since the last save: this one was the last, committed before the exit.
+        log.info(committed_line(step, f"({where})"))
+        preemption.leave()
+
+    def payload(
+        self, step: int, extra: dict[str, Any], position: str | None, *, blocking: bool
+    ) -> Snapshot | Callable[[str], None]:
+        """What the manager commits for `step`: `state.pt` (model, optimizer, step, `extra`),
+        the data `position` (JSON, or None) and who wrote it. Not `blocking`: over a copy
+        of the tensors in CPU memory, written later on the background thread."""
         import torch
 
         state = {"step": step, "model": _unwrapped(self.model).state_dict(), "extra": extra}
@@ -111,12 +131,7 @@ class TrainingState:
                 write_position(folder, position)
             record(folder, TRAINING_STATE)
 
-        if preempted is None:
-            return self.manager.save(step, Snapshot(write), blocking=blocking)
-        # SIGTERM came since the last save: this one is the last, committed before the exit.
-        where = self.manager.save(step, Snapshot(write), blocking=True)
-        print(committed_line(step, f"({where})"), flush=True)
-        preempted.exit()
+        return write if blocking else Snapshot(write)
 
     def wait(self) -> None:
         """Wait until the last save is committed; a failed one raises `CheckpointError`."""
@@ -129,21 +144,25 @@ class TrainingState:
         with, `data` the data position saved with it (None without one); falsy,
         with the model untouched, when nothing is committed yet.
         """
-        import torch
-
         checkpoint = self.manager.restore()
         if checkpoint is None:
             return Resumed()
         # From /gcs or gs:// the step is a temporary local copy: removed once loaded.
         with checkpoint:
-            assert checkpoint.directory is not None  # callable saves restore as a folder
-            check(checkpoint, TRAINING_STATE)
-            state = torch.load(
-                os.path.join(checkpoint.directory, STATE_FILE),
-                map_location="cpu",
-                weights_only=True,
-            )
-            data = read_position(checkpoint.directory, checkpoint.uri)
+            return self.load(checkpoint)
+
+    def load(self, checkpoint: Checkpoint) -> Resumed:
+        """Load a restored step (open for the call) into the model and optimizer; what it held."""
+        import torch
+
+        assert checkpoint.directory is not None  # callable saves restore as a folder
+        check(checkpoint, TRAINING_STATE)
+        state = torch.load(
+            os.path.join(checkpoint.directory, STATE_FILE),
+            map_location="cpu",
+            weights_only=True,
+        )
+        data = read_position(checkpoint.directory, checkpoint.uri)
         _unwrapped(self.model).load_state_dict(state["model"])
         if self.optimizer is not None and "optimizer" in state:
             self.optimizer.load_state_dict(state["optimizer"])
@@ -159,35 +178,6 @@ class TrainingState:
         """Load the newest committed step into the model and optimizer; return it, or None."""
         found = self.resume()
         return found.done if found else None
-
-
-_handler: PreemptionHandler | None = None
-"""Installed by the first save on the main thread; `release_preemption` takes it away."""
-
-
-def _preemption() -> PreemptionHandler | None:
-    """The handler if SIGTERM has come; else None, installing it on the first call.
-
-    A save is the point where the state is whole, so a preemption (SIGTERM, SIGKILL
-    30 s later) waits for the next one: committed, then exit 143. A script with its
-    own SIGTERM handler (Lightning's, a `PreemptionHandler`) keeps it.
-    """
-    global _handler
-    if (
-        _handler is None
-        and threading.current_thread() is threading.main_thread()
-        and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
-    ):
-        _handler = PreemptionHandler().install()
-    return _handler if _handler is not None and _handler.requested else None
-
-
-def release_preemption() -> None:
-    """SIGTERM ends the process at once again: no save is coming (`handle.close()`)."""
-    global _handler
-    if _handler is not None and not _handler.requested:
-        _handler.uninstall()
-        _handler = None
 
 
 def _cpu_copy(value: Any) -> Any:

@@ -18,15 +18,18 @@ import shutil
 import tempfile
 from typing import TYPE_CHECKING, Any
 
+from vtrain.log import logger
 from vtrain.preemption import PreemptionHandler, committed_line
 
 if TYPE_CHECKING:
     from vtrain.checkpoints import CheckpointManager
-    from vtrain_tensorflow.handle import TensorFlowHandle
+    from vtrain_tensorflow.keras_handle import KerasHandle
+
+log = logger(__name__)
 
 
 def coordinated_callback(
-    handle: TensorFlowHandle,
+    handle: KerasHandle,
     handler: PreemptionHandler,
     manager: CheckpointManager,
     *,
@@ -62,9 +65,9 @@ def coordinated_callback(
             self._folder = tempfile.mkdtemp(prefix="vtrain-preemption-")
             config = tf.distribute.experimental.TerminationConfig(
                 # Polled once a second on TensorFlow's thread (a signal during a long batch
-                # still reaches the peers): the flag vtrain's handler sets. A function here
+                # still reaches the peers): `handle.preempted`, vtrain's flag. A function here
                 # also keeps TensorFlow from replacing that handler with its own.
-                termination_watcher_fn=lambda: self.handler.requested,
+                termination_watcher_fn=lambda: handle.preempted,
                 exit_fn=self._exit,
                 grace_period=0,  # save at the agreed batch, then leave: Vertex gives 30 s
                 save_fn=self._save,
@@ -79,7 +82,7 @@ def coordinated_callback(
         def on_train_batch_end(self, batch: int, logs: dict[str, Any] | None = None) -> None:
             self.progress.batch_end(batch)
             self._logs = logs
-            if self.handler.requested and not self._posted:
+            if handle.preempted and not self._posted:
                 # Post the notice now rather than at the watcher's next poll (up to 1 s, many
                 # batches later): the save then lands at the batch after the signal.
                 self._posted = True
@@ -129,7 +132,7 @@ def coordinated_callback(
                 detail += ", on a peer's signal"
             else:
                 detail += f", {self.handler.grace - left:.1f} s after the signal"
-            print(f"\n{committed_line(record.step, detail)}", flush=True)
+            log.info(f"\n{committed_line(record.step, detail)}")
             if self._folder is not None:
                 shutil.rmtree(self._folder, ignore_errors=True)
             self.handler.exit()

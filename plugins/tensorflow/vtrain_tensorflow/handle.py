@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -15,6 +16,7 @@ from vtrain_tensorflow.preemption import preemption_callback
 from vtrain_tensorflow.tf_config_writer import uses_parameter_servers
 
 if TYPE_CHECKING:
+    from vtrain.preemption import PreemptionHandler
     from vtrain_tensorflow.keras_checkpoint import KerasCheckpoint
     from vtrain_tensorflow.stream_batches import StreamBatches
 
@@ -118,7 +120,7 @@ class TensorFlowHandle(Handle):
             client=client,
         )
 
-    def stream_batches(
+    def _batches(
         self, stream: Any, *, batch_size: int, output_signature: Any = None
     ) -> StreamBatches:
         """`stream` as a tf.data.Dataset for `fit` (`.dataset`), `batch_size` records per worker
@@ -130,17 +132,31 @@ class TensorFlowHandle(Handle):
         """
         from vtrain_tensorflow.stream_batches import StreamBatches
 
-        workers = 1 if self.rank is None else self._place("stream_batches")[1]
+        workers = 1 if self.rank is None else self._place("batches")[1]
         return StreamBatches(
             stream, batch_size=batch_size, workers=workers, output_signature=output_signature
         )
 
-    # -- checkpoints, the model -------------------------------------------------------------
+    # -- checkpoints, preemption, the model -------------------------------------------------
 
-    def resume(
+    @functools.cached_property
+    def _sigterm_watches(self) -> list[PreemptionHandler]:
+        return []
+
+    def _watch_sigterm(self, handler: PreemptionHandler) -> None:
+        """`preemption_callback`'s own SIGTERM flag, which `preempted` reads from then on."""
+        self._sigterm_watches.append(handler)
+
+    def _sigterm_here(self) -> bool:
+        watches = self._sigterm_watches
+        if watches:
+            return any(handler.requested for handler in watches)
+        return super()._sigterm_here()
+
+    def _resume(
         self, model: Any, *, directory: str | None = None, filepath: str | None = None
     ) -> Resumed:
-        """Load the newest whole checkpoint into `model`; `done` is `fit`'s initial_epoch.
+        """`resume(model)`: load the newest whole checkpoint; `done` is `fit`'s initial_epoch.
 
         Reads the committed steps of `checkpoints` (or `directory`), and the files
         a plain ModelCheckpoint wrote: into `filepath`'s folder, named as
@@ -163,12 +179,6 @@ class TensorFlowHandle(Handle):
         )
         if record is None:
             return Resumed()
-        cut = "" if record.batch is None else f", cut short after batch {record.batch}"
-        print(
-            f"vtrain: resumed from {record.uri} (epoch {record.epoch + 1}{cut}); "
-            f"initial_epoch={record.initial_epoch}",
-            flush=True,
-        )
         # `done` counts epochs, as `fit` resumes; the step is what the data's log line names.
         return Resumed(
             done=record.initial_epoch, uri=record.uri, extra={STEP: record.step}, data=record.data
@@ -284,9 +294,3 @@ class TensorFlowHandle(Handle):
 
         one = self.strategy.run(lambda: tf.constant(1.0))
         self.strategy.reduce(tf.distribute.ReduceOp.SUM, one, axis=None)
-
-    def close(self) -> None:
-        """Wait for the last checkpoint to commit, raising its failure; safe to call twice."""
-        manager = self.__dict__.get("checkpoints")  # only if `checkpoints` was ever made
-        if manager is not None:
-            manager.close()

@@ -13,14 +13,16 @@ the step is synced or uploaded and committed in the background; the end of
 
 from __future__ import annotations
 
-import warnings
 from typing import TYPE_CHECKING, Any
 
 from vtrain.errors import UsageError
+from vtrain.log import logger
 
 if TYPE_CHECKING:
-    from vtrain_tensorflow.handle import TensorFlowHandle
     from vtrain_tensorflow.keras_checkpoint import KerasCheckpoint
+    from vtrain_tensorflow.keras_handle import KerasHandle
+
+log = logger(__name__)
 
 MODES = ("auto", "min", "max")
 # Keras' own rule for mode="auto", by the metric's name: these grow as the model improves.
@@ -84,7 +86,7 @@ def best_value(found: list[KerasCheckpoint], monitor: str, mode: str) -> float |
 
 
 def model_checkpoint(
-    handle: TensorFlowHandle,
+    handle: KerasHandle,
     monitor: str = "val_loss",
     verbose: int = 0,
     save_best_only: bool = False,
@@ -107,7 +109,7 @@ def model_checkpoint(
     and `best`. Every replica must run it, as Keras' own. Each step is
     committed in the background while training goes on, unless `blocking`.
     Saves go to `checkpoints` (`<AIP_CHECKPOINT_DIR>/keras`), or to `directory`.
-    With `data` (the `handle.stream_batches(...)` that `fit` trains on) every
+    With `data` (the `handle.batches(...)` that `fit` trains on) every
     worker's data position after the step just trained goes into the same commit.
     """
     from vtrain_tensorflow.keras_checkpoint import records, writer
@@ -168,11 +170,9 @@ def model_checkpoint(
             said = f"Epoch {record.epoch + 1}: "
             if self.save_best_only:
                 if record.value is None:
-                    warnings.warn(
-                        f"{said}can save the best model only with {self.monitor} in the logs; "
-                        "not saved",
-                        RuntimeWarning,
-                        stacklevel=2,
+                    log.warning(
+                        f"vtrain: {said}can save the best model only with {self.monitor} "
+                        "in the logs; not saved"
                     )
                     return
                 assert self.mode is not None
@@ -198,7 +198,7 @@ def model_checkpoint(
         def _say(self, message: str) -> None:
             # Every replica saves; only the one whose copy lands says so.
             if self.verbose > 0 and self.manager.is_leader:
-                print(f"\n{message}", flush=True)
+                log.info(f"\n{message}")
 
     class EveryNBatches(VtrainModelCheckpoint):
         """Saves every `save_freq` batches: the batch hook only a batch frequency needs.
@@ -229,6 +229,6 @@ def _check_data(data: Any) -> Any:
         "cannot tell which records a step trained",
         source="model_checkpoint(data=...)",
         value=data,
-        expected="the handle.stream_batches(...) whose dataset fit trains on",
+        expected="the handle.batches(...) whose dataset fit trains on",
         hint="fit reads ahead of training: a Stream's own position would skip what it prefetched",
     )

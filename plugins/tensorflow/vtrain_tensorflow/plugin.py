@@ -25,7 +25,7 @@ class TensorFlowPlugin(Plugin):
     extra = "tensorflow"
     requires = ("tensorflow",)
     installs = {"tf_keras": "tensorflow", "tensorboard": "tensorflow"}
-    kubeflow = KubeflowJob(kind="TFJob", container="tensorflow")
+    kubeflow = KubeflowJob(kind="TFJob")
     serving_roles = frozenset({WORKER, PS})
 
     def environment(

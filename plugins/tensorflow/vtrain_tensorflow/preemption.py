@@ -14,15 +14,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from vtrain.log import logger
 from vtrain.preemption import DEFAULT_GRACE, PreemptionHandler, committed_line
 from vtrain_tensorflow.tf_config_writer import uses_parameter_servers
 
 if TYPE_CHECKING:
-    from vtrain_tensorflow.handle import TensorFlowHandle
+    from vtrain_tensorflow.keras_handle import KerasHandle
+
+log = logger(__name__)
 
 
 def preemption_callback(
-    handle: TensorFlowHandle,
+    handle: KerasHandle,
     *,
     grace: float = DEFAULT_GRACE,
     save_weights_only: bool = False,
@@ -40,6 +43,7 @@ def preemption_callback(
     from vtrain_tensorflow.progress import Progress
 
     handler = PreemptionHandler(grace=grace)  # checks `grace` now, not when fit starts
+    handle._watch_sigterm(handler)  # `handle.preempted` reads it
     keras: Any = handle.keras
     manager = handle.checkpoint_manager(directory)
     batch_hooks = not uses_parameter_servers(handle.info)
@@ -69,7 +73,7 @@ def preemption_callback(
 
         def on_epoch_end(self, epoch: int, logs: dict[str, Any] | None = None) -> None:
             self.progress.epoch_end(self.params.get("steps"))
-            if self.handler.requested:
+            if handle.preempted:
                 self._save_and_exit(logs, at_epoch_end=True)
 
         def on_train_end(self, logs: dict[str, Any] | None = None) -> None:
@@ -92,7 +96,7 @@ def preemption_callback(
                     f"(epoch {record.epoch + 1}) to {uri}, "
                     f"{self.handler.grace - left:.1f} s after the signal"
                 )
-                print(f"\n{committed_line(record.step, detail)}", flush=True)
+                log.info(f"\n{committed_line(record.step, detail)}")
             self.handler.exit()
 
     class AtBatchEnd(PreemptionCheckpoint):
@@ -100,7 +104,7 @@ def preemption_callback(
 
         def on_train_batch_end(self, batch: int, logs: dict[str, Any] | None = None) -> None:
             self.progress.batch_end(batch)
-            if self.handler.requested:
+            if handle.preempted:
                 self._save_and_exit(logs, at_epoch_end=False)
 
     return AtBatchEnd() if batch_hooks else PreemptionCheckpoint()

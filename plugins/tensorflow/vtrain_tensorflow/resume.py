@@ -11,7 +11,6 @@ does not load (a changed model) is an error, not a reason to go back in time.
 from __future__ import annotations
 
 import os
-import warnings
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from typing import Any
@@ -19,6 +18,7 @@ from typing import Any
 from vtrain.checkpoints import CheckpointManager
 from vtrain.data.saved_position import read_position
 from vtrain.errors import CheckpointError
+from vtrain.log import logger
 from vtrain.storage.location import Location
 from vtrain_tensorflow import plain_checkpoints
 from vtrain_tensorflow.keras_checkpoint import (
@@ -32,6 +32,8 @@ from vtrain_tensorflow.model_checkpoint import better
 
 Loader = Callable[[Any, str, Any], None]
 """Loads the file at a path into a model, under a strategy: `load_into` or a variant."""
+
+log = logger(__name__)
 
 
 def _committed(manager: CheckpointManager) -> Iterator[KerasCheckpoint]:
@@ -49,7 +51,7 @@ def _load_committed(
     try:
         checkpoint = manager.restore(step)
     except CheckpointError as e:
-        warnings.warn(f"skipped a damaged checkpoint: {e}", RuntimeWarning, stacklevel=3)
+        log.warning(f"vtrain: skipped a damaged checkpoint: {e}")
         return None
     assert checkpoint is not None and checkpoint.directory is not None
     with checkpoint:  # removes the temporary copy a FUSE or gs:// restore makes
@@ -68,10 +70,8 @@ def _load_plain(
     with plain_checkpoints.local_copy(location, found.name) as path:
         why = plain_checkpoints.damage(path)
         if why is not None:
-            warnings.warn(
-                f"skipped {uri}: torn or incomplete ({why}); trying an older checkpoint",
-                RuntimeWarning,
-                stacklevel=3,
+            log.warning(
+                f"vtrain: skipped {uri}: torn or incomplete ({why}); trying an older checkpoint"
             )
             return None
         load_into(model, path, strategy)

@@ -11,7 +11,10 @@ from __future__ import annotations
 import threading
 
 from vtrain import ClusterInfo
+from vtrain.log import logger
 from vtrain_tensorflow.strategy import cluster_resolver
+
+log = logger(__name__)
 
 
 def serve_until_stopped(info: ClusterInfo, stopped: threading.Event) -> None:
@@ -26,7 +29,7 @@ def serve_until_stopped(info: ClusterInfo, stopped: threading.Event) -> None:
         protocol="grpc",
         start=True,
     )
-    print(f"vtrain: {info.role} {info.index} serving at {server.target}", flush=True)
+    log.info(f"vtrain: {info.role} {info.index} serving at {server.target}")
     # server.join() blocks in C++ where no Python signal handler can run; wait here instead.
     # TensorFlow's server threads cannot be stopped: the core's run_service exits past them.
     while not stopped.wait(1.0):

@@ -1,4 +1,4 @@
-"""`handle.stream_batches()`: a tf.data.Dataset over a `vtrain.data.Stream`, and where it stood.
+"""`handle.batches()`: a tf.data.Dataset over a `vtrain.data.Stream`, and where it stood.
 
 `fit` reads ahead of what it trains: tf.data prefetches, and the strategy's
 input pipeline prefetches again. So when a step ends, `stream.state()` is

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import os
-import sys
 from dataclasses import dataclass
-from types import TracebackType
-from typing import Any, ClassVar, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
 from vtrain import UsageError
 from vtrain.plugins.handle import Handle, Resumed
 from vtrain_xgboost.communicator import Link
 from vtrain_xgboost.rendezvous import Rendezvous
 from vtrain_xgboost.rows import row_block
+
+if TYPE_CHECKING:
+    from vtrain.checkpoints import Checkpoint
+    from vtrain.data import Stream
 
 T = TypeVar("T")
 T_co = TypeVar("T_co", covariant=True)
@@ -45,7 +47,9 @@ class XGBoostHandle(Handle):
     """Rank, world size and leadership; data shares, callbacks, resume and the model's saving.
 
     Use it as `with handle:` around training: leaving it leaves the collective,
-    and on the chief waits for every worker to finish before stopping the tracker.
+    and on the chief waits for every worker to finish before stopping the tracker
+    (after an error, it stops the tracker at once). A checkpoint is a booster:
+    `save_checkpoint(rounds, booster)`, `resume()` (its `state`).
     `rendezvous` is None on a replica outside the collective (ps, evaluator).
     """
 
@@ -64,11 +68,6 @@ class XGBoostHandle(Handle):
     def world_size(self) -> int:
         """Number of trainers (0 off the collective)."""
         return 0 if self.rendezvous is None else self.rendezvous.world_size
-
-    @property
-    def distributed(self) -> bool:
-        """True when this process is in a collective of more than one trainer."""
-        return self.link is not None and self.link.joined
 
     # -- data ---------------------------------------------------------------------------
     # `shard(items)` (every world_size-th item from rank) and `share(split)` are the core's.
@@ -101,7 +100,34 @@ class XGBoostHandle(Handle):
         from vtrain_xgboost.data import share_dmatrix
 
         share = self.share(split, by_record=by_record, uri=uri)
-        return share_dmatrix(share, distributed=self.distributed, environ=self.environ, **options)
+        return share_dmatrix(share, distributed=self._joined, environ=self.environ, **options)
+
+    def _batches(
+        self,
+        stream: Stream,
+        *,
+        batch_size: int,
+        label: str,
+        features: Any = None,
+    ) -> Any:
+        """An `xgboost.DataIter` of the stream's current epoch, `batch_size` rows a batch, for
+        `xgb.QuantileDMatrix(it)` or `xgb.DMatrix(it)`.
+
+        `label` names the target column, `features` the others (default: the first
+        record's, rank 0's on every trainer). The first pass reads the epoch from the
+        stream; XGBoost's later passes read the batches it kept. Every trainer makes the
+        matrix together, as for `dmatrix`.
+        """
+        self._place("batches")
+        from vtrain_xgboost.batches import StreamBatches
+
+        return StreamBatches(stream, batch_size, label=label, features=features,
+                             distributed=self._joined)  # fmt: skip
+
+    @property
+    def _joined(self) -> bool:
+        """True while this process is in a collective of more than one trainer."""
+        return self.link is not None and self.link.joined
 
     # -- training -----------------------------------------------------------------------
 
@@ -123,14 +149,12 @@ class XGBoostHandle(Handle):
         `xgb.train(callbacks=…)` or an estimator's `callbacks=`.
         """
         from vtrain_xgboost.callbacks import CheckpointCallback, ReportCallback
-        from vtrain_xgboost.write_queue import WriteQueue
 
-        queue = WriteQueue()  # one per list: a checkpoint and a report are written in order
         found: list[Any] = []
         if checkpoint_every is not None:
             every = _count(checkpoint_every, "checkpoint_every")
-            manager = self.checkpoint_manager(keep=keep, keep_every=keep_every)
-            found.append(CheckpointCallback(manager, every, queue, max(1, self.world_size)))
+            self.checkpoint_manager(keep=keep, keep_every=keep_every)  # the handle's, retained
+            found.append(CheckpointCallback(self, every))
         if metric is not None:
             if not isinstance(metric, str) or not metric:
                 raise UsageError(
@@ -140,26 +164,63 @@ class XGBoostHandle(Handle):
                     expected='"<eval name>-<metric>", e.g. "validation-rmse"',
                 )
             every = _count(report_every, "report_every")
-            found.append(ReportCallback(metric, every, tag, self, queue))
+            found.append(ReportCallback(metric, every, tag, self))
         return found
 
-    def resume(self) -> Resumed:
+    # -- checkpoints: `save_checkpoint(rounds, booster, **extra)` and `resume()` are the core's
+
+    def _write_state(
+        self,
+        step: int,
+        objects: tuple[Any, ...],
+        extra: dict[str, Any],
+        position: str | None,
+        *,
+        blocking: bool,
+    ) -> dict[str, bytes]:
+        """The booster's bytes (taken now: it changes in the next round), the trainer count
+        (the only data position boosting has) and `extra`."""
+        from vtrain_xgboost.state import state_files
+
+        if len(objects) != 1:
+            raise UsageError(
+                f"takes one booster, got {len(objects)} objects",
+                source="save_checkpoint",
+                value=len(objects),
+                expected="save_checkpoint(rounds, booster) (a Booster or an XGBModel)",
+            )
+        return state_files(objects[0], max(1, self.world_size), extra, position)
+
+    def _read_state(self, checkpoint: Checkpoint, objects: tuple[Any, ...]) -> Resumed:
         """The newest committed booster (`state`) and its rounds (`done`), the same on every rank.
 
         Continue with ``xgb.train(..., num_boost_round=total - resumed.done,
         xgb_model=resumed.state)``; a fresh start gives ``done`` 0 and ``state`` None.
-        `data` is always None: every round reads the whole share, so there is no
-        position in the data to go on from. With another number of trainers than
-        the commit was made by (``extra["world_size"]``), `dmatrix` and `share`
-        deal the whole split among the trainers there are; the leader says so in the log.
+        `data` is None unless saved with `data=`: every round reads the whole share, so
+        there is no position in the data to go on from. With another number of trainers
+        than the commit was made by (``extra["world_size"]``), `dmatrix` and `share`
+        deal the whole split among the trainers there are.
         """
-        from vtrain_xgboost.state import describe, restore_booster
+        from vtrain_xgboost.state import read_state
 
-        found = restore_booster(self.checkpoints)
-        if found and self.is_leader:
-            was = found.extra.get("world_size")
-            print(describe(found.done, was, max(1, self.world_size)), file=sys.stderr, flush=True)
-        return found
+        if objects:
+            raise UsageError(
+                "takes nothing: the booster comes back as `state`",
+                source="resume",
+                value=len(objects),
+                expected="handle.resume()",
+            )
+        return read_state(checkpoint)
+
+    def _agree_preempted(self, here: bool) -> bool:
+        """Whether any trainer got SIGTERM: an allreduce of one number, on every trainer."""
+        if not self._joined:
+            return here
+        import numpy as np
+        from xgboost import collective
+
+        flags = collective.allreduce(np.array([int(here)], np.int32), collective.Op.MAX)
+        return bool(flags[0])
 
     def write_model(self, model: Any, folder: str, name: str) -> str:
         """The booster (or an estimator's) as UBJSON, which `xgb.Booster(model_file=)` detects."""
@@ -173,20 +234,16 @@ class XGBoostHandle(Handle):
 
     def barrier(self) -> None:
         """Wait until every trainer reaches this point (an allreduce of one number)."""
-        if self.distributed:
+        if self._joined:
             import numpy as np
             from xgboost import collective
 
             collective.allreduce(np.zeros(1, np.int32), collective.Op.SUM)
 
-    def close(self) -> None:
-        """Leave the collective; on the chief, wait for the workers, then stop the tracker."""
-        if self.link is not None:
-            self.link.close()
+    def _release(self, ok: bool) -> None:
+        """Leave the collective; on the chief, wait for the workers, then stop the tracker.
 
-    def __exit__(
-        self, kind: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        # After an error the others may never sign off: stop the tracker without waiting.
+        After an error the others may never sign off: the tracker stops without waiting.
+        """
         if self.link is not None:
-            self.link.close(failed=e is not None)
+            self.link.close(failed=not ok)

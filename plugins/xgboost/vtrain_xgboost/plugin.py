@@ -26,7 +26,7 @@ class XGBoostPlugin(Plugin):
     name = "xgboost"
     extra = "xgboost"
     requires = ("xgboost",)
-    kubeflow = KubeflowJob(kind="XGBoostJob", container="xgboost")
+    kubeflow = KubeflowJob(kind="XGBoostJob")
 
     def environment(
         self, info: ClusterInfo, environ: Mapping[str, str], **options: object

@@ -1,7 +1,7 @@
 """A booster and its round count through vtrain's CheckpointManager, so a restarted job resumes.
 
-The leader commits (the checkpoint callback does, on its background write
-queue); every trainer restores the newest committed round on start, so all
+The leader commits (`handle.save_checkpoint`, which the checkpoint callback
+calls, in the background); every trainer restores the newest committed round on start, so all
 ranks resume from the same model. A commit is there whole or not at all: a
 replica killed mid-save resumes from the round before.
 
@@ -15,16 +15,20 @@ the booster goes on from the committed round.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from vtrain.checkpoints import CheckpointManager
-from vtrain.errors import CheckpointError
+from vtrain.checkpoints import Checkpoint
+from vtrain.data.saved_position import POSITION_FILE
+from vtrain.errors import CheckpointError, UsageError
 from vtrain.plugins.handle import Resumed
 
 MODEL_FILE = "model.ubj"
 WORLD_FILE = "world.json"
 """How many trainers made the commit: ``{"world_size": n}`` (none in a commit from before)."""
+EXTRA_FILE = "extra.json"
+"""What `save_checkpoint(..., **extra)` saved beside the booster (JSON); absent when nothing."""
 
 
 def world_bytes(world_size: int) -> bytes:
@@ -53,19 +57,6 @@ def read_world(raw: bytes | memoryview, uri: str) -> int:
     return size
 
 
-def describe(done: int, was: int | None, world_size: int) -> str:
-    """The log line of a resume: which round, and how the split is dealt now."""
-    if was is None:
-        return (
-            f"vtrain: resumed round {done}; the commit does not say how many workers made it; "
-            f"the whole split is dealt among {world_size}"
-        )
-    line = f"vtrain: resumed round {done} from {was} workers on {world_size}; "
-    if was == world_size:
-        return line + "every round reads the whole split, dealt as before"
-    return line + f"every round reads the whole split, dealt anew among {world_size}"
-
-
 def booster_of(model: Any) -> Any:
     """The `xgboost.Booster` of a booster or of a scikit-learn estimator (XGBRegressor …)."""
     get = getattr(model, "get_booster", None)
@@ -78,20 +69,48 @@ def booster_bytes(model: Any) -> bytes:
     return raw
 
 
-def restore_booster(manager: CheckpointManager) -> Resumed:
-    """The newest committed booster (`state`) and its rounds (`done`); ``Resumed()`` if none.
+def state_files(
+    model: Any, world_size: int, extra: Mapping[str, Any], position: str | None
+) -> dict[str, bytes]:
+    """A commit's files: the booster, the trainer count, `extra` (JSON) and the data position."""
+    files = {MODEL_FILE: booster_bytes(model), WORLD_FILE: world_bytes(world_size)}
+    if extra:
+        try:
+            files[EXTRA_FILE] = json.dumps(dict(extra)).encode()
+        except (TypeError, ValueError) as e:
+            raise UsageError(
+                f"cannot be saved as JSON ({e})",
+                source="save_checkpoint(**extra)",
+                value=sorted(extra),
+                expected="numbers, strings, lists and dicts of them",
+            ) from e
+    if position is not None:
+        files[POSITION_FILE] = position.encode()
+    return files
+
+
+def read_state(checkpoint: Checkpoint) -> Resumed:
+    """The booster of a restored commit (`state`), its rounds (`done`) and what was beside it.
 
     `extra` holds ``world_size``, the trainers that made the commit, where it says.
     """
     import xgboost
 
-    checkpoint = manager.restore()
-    if checkpoint is None:
-        return Resumed()
-    with checkpoint:
-        booster = xgboost.Booster(model_file=bytearray(checkpoint.files[MODEL_FILE]))
-        world = checkpoint.files.get(WORLD_FILE)
-        extra = {} if world is None else {"world_size": read_world(world, checkpoint.uri)}
+    files = checkpoint.files
+    booster = xgboost.Booster(model_file=bytearray(files[MODEL_FILE]))
+    extra: dict[str, Any] = {}
+    if EXTRA_FILE in files:
+        extra.update(json.loads(bytes(files[EXTRA_FILE])))
+    world = files.get(WORLD_FILE)
+    if world is not None:
+        extra["world_size"] = read_world(world, checkpoint.uri)
+    data = None
+    if POSITION_FILE in files:
+        data = json.loads(bytes(files[POSITION_FILE]))
     return Resumed(
-        done=checkpoint.step, uri=checkpoint.uri, state=booster, extra=MappingProxyType(extra)
+        done=checkpoint.step,
+        uri=checkpoint.uri,
+        state=booster,
+        extra=MappingProxyType(extra),
+        data=data,
     )

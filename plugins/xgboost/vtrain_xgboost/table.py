@@ -103,44 +103,56 @@ class Table:
         return np.concatenate([x for x, _ in read]), np.concatenate([y for _, y in read])
 
     def _dict(self, name: str, number: int, record: Any) -> dict[str, Any]:
-        if not isinstance(record, dict):
-            raise UsageError(
-                "a record without named columns",
-                source=name,
-                path=f"record {number}",
-                value=record,
-                expected="a JSON object per line, or CSV with a header row",
-            )
-        return record
+        return columns_of(name, number, record)
 
     def _row(self, name: str, number: int, record: Any) -> tuple[list[float], float]:
-        record = self._dict(name, number, record)
         assert self.features is not None
-        if record.get(self.label) in _MISSING:
+        return row_of(name, number, record, self.label, self.features)
+
+
+def columns_of(name: str, number: int, record: Any) -> dict[str, Any]:
+    """`record` (record `number` of `name`) as a dict of columns; a UsageError if it has none."""
+    if not isinstance(record, dict):
+        raise UsageError(
+            "a record without named columns",
+            source=name,
+            path=f"record {number}",
+            value=record,
+            expected="a JSON object per line, or CSV with a header row",
+        )
+    return record
+
+
+def row_of(
+    name: str, number: int, record: Any, label: str, features: Sequence[str]
+) -> tuple[list[float], float]:
+    """(features, label) of one record, as floats; a UsageError naming the first bad column."""
+    record = columns_of(name, number, record)
+    if record.get(label) in _MISSING:
+        raise UsageError(
+            f'no label: column "{label}" is absent or empty',
+            source=name,
+            path=f"record {number}",
+            value=list(record),
+            expected=f'a number in column "{label}" of every record',
+            hint="pass label= the name of the target column",
+        )
+    try:
+        return [_number(record.get(c)) for c in features], _number(record[label])
+    except (TypeError, ValueError):
+        pass
+    for column in (label, *features):  # which one: the slow path, once
+        try:
+            _number(record.get(column))
+        except (TypeError, ValueError):
             raise UsageError(
-                f'no label: column "{self.label}" is absent or empty',
+                f'column "{column}" is not a number',
                 source=name,
                 path=f"record {number}",
-                value=list(record),
-                expected=f'a number in column "{self.label}" of every record',
-                hint="pass label= the name of the target column",
-            )
-        try:
-            return [_number(record.get(c)) for c in self.features], _number(record[self.label])
-        except (TypeError, ValueError):
-            pass
-        for column in (self.label, *self.features):  # which one: the slow path, once
-            try:
-                _number(record.get(column))
-            except (TypeError, ValueError):
-                raise UsageError(
-                    f'column "{column}" is not a number',
-                    source=name,
-                    path=f"record {number}",
-                    value=record.get(column),
-                    expected=_EXPECTED_NUMBER,
-                    hint="encode categories and class names as numbers first"
-                    if isinstance(record.get(column), str)
-                    else None,
-                ) from None
-        raise AssertionError("a value failed once and then passed")  # pragma: no cover
+                value=record.get(column),
+                expected=_EXPECTED_NUMBER,
+                hint="encode categories and class names as numbers first"
+                if isinstance(record.get(column), str)
+                else None,
+            ) from None
+    raise AssertionError("a value failed once and then passed")  # pragma: no cover

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from data_files import replica_env
 
@@ -19,11 +21,12 @@ from vtrain.data.placement import reader_place
         (replica_env("evaluator"), "validation", (0, 1)),
         (replica_env("evaluator"), "training", None),
         ({}, "training", (0, 1)),
-        # MXNet: the scheduler and servers read nothing; the workers share by DMLC_NUM_WORKER.
-        (replica_env("chief", DMLC_ROLE="scheduler"), "training", None),
-        (replica_env("ps", DMLC_ROLE="server"), "training", None),
-        (replica_env("worker", 1, DMLC_ROLE="worker", DMLC_NUM_WORKER="2"), "training", (1, 2)),
-        (replica_env("worker", 1, DMLC_ROLE="worker", DMLC_NUM_WORKER="3"), "training", (2, 3)),
+        # A place the framework's plugin exported (MXNet's workers, the chief only scheduling).
+        (replica_env("worker", 1, VTRAIN_READER="1/2"), "training", (1, 2)),
+        (replica_env("worker", 1, VTRAIN_READER="1/2"), "test", (1, 2)),
+        (replica_env("evaluator", VTRAIN_READER="0/2"), "validation", (0, 1)),
+        (replica_env("evaluator", VTRAIN_READER="0/2"), "training", None),
+        (replica_env("worker", 1, VTRAIN_READER=""), "training", (2, 3)),
         # torchrun: each process trains on its own batches.
         (
             {
@@ -45,7 +48,12 @@ def test_reader_place(env: dict[str, str], split: str, expected: tuple[int, int]
     assert reader_place(ClusterInfo.from_env(env), env, split) == expected
 
 
-def test_a_dmlc_worker_count_that_fits_no_placement_is_refused() -> None:
-    env = replica_env("worker", 0, DMLC_ROLE="worker", DMLC_NUM_WORKER="7")
-    with pytest.raises(ConfigError, match=r"DMLC_NUM_WORKER: does not match .*\(got '7'\)"):
+@pytest.mark.parametrize("text", ["7", "2/2", "-1/2", "1/", "a/b", "1/2/3", "\u00b2/3"])
+def test_an_exported_place_that_is_no_place_is_refused(text: str) -> None:
+    env = replica_env("worker", 0, VTRAIN_READER=text)
+    with pytest.raises(
+        ConfigError,
+        match=rf"VTRAIN_READER: not a place among the readers \(got {re.escape(repr(text))}\); "
+        r"expected rank/readers with rank < readers",
+    ):
         reader_place(ClusterInfo.from_env(env), env, "training")

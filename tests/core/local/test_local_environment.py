@@ -23,7 +23,10 @@ PARENT = {
     "CLOUD_ML_TRIAL_ID": "leak",
     "TORCHELASTIC_RUN_ID": "leak",
     "PET_NNODES": "9",
+    # A process that configured MXNet: its plugin listed the variables it set.
     "DMLC_ROLE": "leak",
+    "DMLC_INTERFACE": "lo",
+    "VTRAIN_FRAMEWORK_VARIABLES": "DMLC_ROLE",
 }
 
 
@@ -52,6 +55,7 @@ def test_nothing_platform_specific_is_inherited() -> None:
             assert env["PATH"] == "/usr/bin" and env["HOME"] == "/home/me"
             assert "leak" not in json.dumps(env)
             assert "PET_NNODES" not in env and "DMLC_ROLE" not in env
+            assert env["DMLC_INTERFACE"] == "lo"  # the user's choice of interface
 
 
 def test_vertex_distributed() -> None:

@@ -31,6 +31,8 @@ PLACING = {
     "VTRAIN_LOCAL_RECORD": ["/out/disks/chief-0/run-0.record"],  # the rehearsal's probe
     "VTRAIN_LOCAL_WATCH": ["/out/model/"],  # the rehearsal's probe: the model folder
     "VTRAIN_RESUME_FROM": ["gs://b/old-job/checkpoints/"],  # the job a parent job continued
+    "VTRAIN_READER": ["1/2"],  # the framework plugins (MXNet's workers)
+    "VTRAIN_FRAMEWORK_VARIABLES": ["DMLC_ROLE,DMLC_NUM_WORKER"],  # the framework plugins
 }
 # What a user sets to configure vtrain, whatever the job: every replica must see it.
 USER_SETTINGS = {

@@ -28,7 +28,7 @@ with handle:
     trainer = handle.trainer(net.collect_params(), "sgd", {"learning_rate": 1e-6})
     resumed = handle.resume(net, trainer)
     data = handle.stream(resume=resumed)
-    batches = handle.stream_iter(data, data=["x"], label="id", batch_size=4, last_batch="pad")
+    batches = handle.batches(data, data=["x"], label="id", batch_size=4, last_batch="pad")
     log = results / f"ids-{run}-rank-{handle.rank}.jsonl"
     step = resumed.done
     loss_of = gluon.loss.L2Loss()

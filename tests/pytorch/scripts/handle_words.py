@@ -52,7 +52,7 @@ def seen(found: Resumed) -> list[object]:
 model, optimizer = trained(seed=handle.rank)
 before = handle.resume(model, optimizer)
 handle.barrier()  # every replica has looked before the leader saves
-saved = handle.save_checkpoint(7, model, optimizer, epoch=3)  # in the background
+saved = handle.save_checkpoint(7, model, optimizer, epoch=3, note="x")  # in the background
 handle.checkpoints.wait()
 handle.barrier()  # committed before any replica looks for it
 fresh = torch.nn.Linear(3, 1)
@@ -61,6 +61,8 @@ after = handle.resume(fresh, fresh_optimizer)
 result = {
     "rank": handle.rank,
     "is_leader": handle.is_leader,
+    "distributed": handle.distributed,
+    "preempted": handle.preempted,
     "before": seen(before),
     "saved": saved,
     "directory": handle.checkpoints.directory,

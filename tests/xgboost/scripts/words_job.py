@@ -48,5 +48,9 @@ with vtrain.plugins.get("xgboost").configure(environ=env) as handle:
         "saved": handle.save_model(booster),
         "reported": handle.report(0.25, "final", step=6),
     }
+    handle.save_checkpoint(7, booster, blocking=True, note="x")  # every trainer, as all saves
+    handle.barrier()  # committed before anyone resumes
+    noted = handle.resume()
+    result["noted"] = [noted.done, dict(noted.extra), handle.distributed, handle.preempted]
     me = handle.info
     Path(os.environ["RESULTS"], f"{me.role}-{me.index}.json").write_text(json.dumps(result))

@@ -11,6 +11,7 @@ from lightning.pytorch import Callback, LightningModule, Trainer
 import vtrain
 from vtrain.checkpoints import Checkpoint, CheckpointManager
 from vtrain.data.saved_position import read_position, write_position
+from vtrain.log import logger
 from vtrain.plugins.handle import Handle, Resumed
 from vtrain.preemption import EXIT_STATUS, committed_line
 from vtrain_pytorch.lightning.preemption import AgreedSigterm
@@ -18,6 +19,8 @@ from vtrain_pytorch.lightning.stream_loader import check_every, gather_position,
 from vtrain_pytorch.provenance import LIGHTNING, check, record
 
 CHECKPOINT_FILE = "lightning.ckpt"
+
+log = logger(__name__)
 
 
 class VtrainCheckpoint(Callback):  # type: ignore[misc]
@@ -82,7 +85,7 @@ class VtrainCheckpoint(Callback):  # type: ignore[misc]
         # Every rank stopped after the same batch (AgreedSigterm): the save's collectives meet.
         self._save(trainer, blocking=True)
         if self.manager.is_leader:
-            print(committed_line(trainer.global_step), flush=True)
+            log.info(committed_line(trainer.global_step))
         raise SystemExit(EXIT_STATUS)
 
     def _save(self, trainer: Trainer, *, blocking: bool) -> None:

@@ -42,7 +42,7 @@ class RelayHandle(Handle):
         """Add `value` to the sum the first parameter server keeps; return the new sum."""
         return int(_ask(self.servers[0], f"add {value}"))
 
-    def close(self) -> None:
+    def _release(self, ok: bool) -> None:
         """Tell the coordinator this worker is done."""
         _ask(self.coordinator, f"done {self.info.index}")
 
@@ -52,7 +52,7 @@ class RelayPlugin(Plugin):
 
     name = "relay"
     install = "it lives in vtrain's tests"
-    kubeflow = KubeflowJob(kind="TFJob", container="tensorflow")
+    kubeflow = KubeflowJob(kind="TFJob")
 
     def environment(
         self, info: ClusterInfo, environ: Mapping[str, str], **options: object
