@@ -98,8 +98,9 @@ if FRAMEWORKS:
     @nox.session
     # Longest first (minutes, two at a time, measured): tensorflow 12, pytorch 9 to 11,
     # mxnet 4, xgboost 3; so that the last two do not wait behind TensorFlow alone.
-    @nox.parametrize("framework", sorted(FRAMEWORKS, key=["tensorflow", "pytorch"].__contains__,
-                                         reverse=True))  # fmt: skip
+    @nox.parametrize(
+        "framework", sorted(FRAMEWORKS, key=["tensorflow", "pytorch"].__contains__, reverse=True)
+    )
     def faults(session: nox.Session, framework: str) -> None:
         """The fault matrix: kills, preemptions and restarts of one framework's jobs."""
         tests = _install_framework(session, framework)

@@ -111,9 +111,11 @@ def bench_held(root: str, runs: int) -> None:
         shutil.rmtree(m.directory)
     f, h, b = (statistics.median(x) for x in (first, held, blocking))
     print(f"held: 1 GiB bytearray, median of {runs}:")
-    print(f"  blocking save {b:.2f} s; save(blocking=False) returns after {h:.3f} s "
-          f"= {h / b:.1%} of it (target <= 15%); the manager's first one, which allocates "
-          f"its staging buffer, {f:.3f} s = {f / b:.0%}")  # fmt: skip
+    print(
+        f"  blocking save {b:.2f} s; save(blocking=False) returns after {h:.3f} s "
+        f"= {h / b:.1%} of it (target <= 15%); the manager's first one, which allocates "
+        f"its staging buffer, {f:.3f} s = {f / b:.0%}"
+    )
 
 
 def bench_gcs(runs: int, rtt: float) -> None:
@@ -160,10 +162,12 @@ def bench_gcs_through(host: str, runs: int, how: str) -> None:
     med = {k: statistics.median(v) for k, v in times.items()}
     for what, plain in (("save", "plain upload"), ("restore", "plain download")):
         seq, par = med[f"sequential {what}"], med[f"parallel {what}"]
-        print(f"  {what:<8} parallel {size / MIB / par:5.0f} MiB/s   sequential "
-              f"{size / MIB / seq:5.0f} MiB/s   {plain} {size / MIB / med[plain]:5.0f} MiB/s   "
-              f"parallel/sequential {seq / par:4.2f}x (target >= 1.5)   "
-              f"vs {plain} {med[plain] / par:4.2f}x")  # fmt: skip
+        print(
+            f"  {what:<8} parallel {size / MIB / par:5.0f} MiB/s   sequential "
+            f"{size / MIB / seq:5.0f} MiB/s   {plain} {size / MIB / med[plain]:5.0f} MiB/s   "
+            f"parallel/sequential {seq / par:4.2f}x (target >= 1.5)   "
+            f"vs {plain} {med[plain] / par:4.2f}x"
+        )
 
 
 def main() -> None:

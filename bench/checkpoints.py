@@ -43,9 +43,11 @@ CHUNK = 16 * MIB
 
 def drop_cache(root: str) -> None:
     """Drop the page cache of every file under `root` (or of one file)."""
-    paths = [root] if os.path.isfile(root) else [
-        os.path.join(d, f) for d, _, files in os.walk(root) for f in files
-    ]  # fmt: skip
+    paths = (
+        [root]
+        if os.path.isfile(root)
+        else [os.path.join(d, f) for d, _, files in os.walk(root) for f in files]
+    )
     for path in paths:
         fd = os.open(path, os.O_RDONLY)
         try:
@@ -135,10 +137,19 @@ def emulator() -> Iterator[str]:
     port = free_port()
     host = f"http://127.0.0.1:{port}"
     process = subprocess.Popen(
-        [sys.executable, "-m", "gcp_storage_emulator", "start", "--host=127.0.0.1",
-         f"--port={port}", "--in-memory", "-q"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "gcp_storage_emulator",
+            "start",
+            "--host=127.0.0.1",
+            f"--port={port}",
+            "--in-memory",
+            "-q",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 60
         while True:

@@ -108,10 +108,18 @@ def measure_group(
                 last = why[-1] if why else done.output.strip().splitlines()[-1]
                 outcome = f"stops: exit {done.returncode}: " + last.split(": ", 1)[-1]
             rows.append(
-                {"framework": label, "fault": fault, "policy": policy, "outcome": outcome,
-                 "cold": cold.first_step(), "recover": done.recover(), "redone": done.redone(),
-                 "commit": done.commit(), "every": every}
-            )  # fmt: skip
+                {
+                    "framework": label,
+                    "fault": fault,
+                    "policy": policy,
+                    "outcome": outcome,
+                    "cold": cold.first_step(),
+                    "recover": done.recover(),
+                    "redone": done.redone(),
+                    "commit": done.commit(),
+                    "every": every,
+                }
+            )
     return rows
 
 
@@ -121,8 +129,10 @@ def venv_python(framework: str) -> str:
 
 
 def show(rows: list[dict[str, Any]]) -> None:
-    print(f"{'framework':9}  {'fault':17}  {'policy':7}  {'recover (target)':20}  "
-          f"{'redone (target)':16}  {'commit':9}  outcome")  # fmt: skip
+    print(
+        f"{'framework':9}  {'fault':17}  {'policy':7}  {'recover (target)':20}  "
+        f"{'redone (target)':16}  {'commit':9}  outcome"
+    )
     for r in rows:
         cold, recover, redone, commit = r["cold"], r["recover"], r["redone"], r["commit"]
         target = None if cold is None else float(cold) + COLD_MARGIN
@@ -137,14 +147,20 @@ def show(rows: list[dict[str, Any]]) -> None:
         com = "-" if commit is None else f"{commit:.1f} s"
         if commit is not None and float(commit) > COMMIT_TARGET:
             com += " !"
-        print(f"{r['framework']:9}  {r['fault']:17}  {r['policy']:7}  {rec:20}  {red:16}  "
-              f"{com:9}  {r['outcome']}")  # fmt: skip
+        print(
+            f"{r['framework']:9}  {r['fault']:17}  {r['policy']:7}  {rec:20}  {red:16}  "
+            f"{com:9}  {r['outcome']}"
+        )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--frameworks", nargs="+", default=["pytorch", "xgboost"],
-                        choices=["pytorch", "xgboost", "mxnet", "tensorflow"])  # fmt: skip
+    parser.add_argument(
+        "--frameworks",
+        nargs="+",
+        default=["pytorch", "xgboost"],
+        choices=["pytorch", "xgboost", "mxnet", "tensorflow"],
+    )
     parser.add_argument("--faults", nargs="+", help="only these faults (e.g. 'kill chief')")
     parser.add_argument("--here", help=argparse.SUPPRESS)  # one framework, in its venv: JSON out
     args = parser.parse_args()

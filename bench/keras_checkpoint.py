@@ -63,8 +63,13 @@ def main() -> None:
             model = keras.Sequential([keras.Input(shape=(64,)), *layers, keras.layers.Dense(10)])
             model.compile(optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy(True))
             times: list[float] = []
-            model.fit(data, epochs=args.epochs, steps_per_epoch=args.steps, verbose=0,
-                      callbacks=[callback(), clock(keras, times)])  # fmt: skip
+            model.fit(
+                data,
+                epochs=args.epochs,
+                steps_per_epoch=args.steps,
+                verbose=0,
+                callbacks=[callback(), clock(keras, times)],
+            )
             return args.steps * (args.epochs - 1) / (times[-1] - times[1])
 
         plain = os.path.join(folder, "ckpt-{epoch:04d}.keras")

@@ -28,8 +28,12 @@ JOB = str(Path(__file__).resolve().parent / "scripts" / "mxnet_job.py")
 ROUNDS = 15
 STEPS = 600  # timed steps per worker: about 4 s, long enough to even out this machine's noise
 SERIAL = "NaiveEngine"  # what vtrain_mxnet.service gives a server
-POOLS = (("workerpool0", "scheduler"), ("workerpool2", "server"),
-         ("workerpool1", "worker"), ("workerpool1", "worker"))  # fmt: skip
+POOLS = (
+    ("workerpool0", "scheduler"),
+    ("workerpool2", "server"),
+    ("workerpool1", "worker"),
+    ("workerpool1", "worker"),
+)
 
 
 def _base() -> dict[str, str]:
@@ -53,10 +57,16 @@ def vtrain_envs() -> list[dict[str, str]]:
 def hand_set_envs(**server: str) -> list[dict[str, str]]:
     """DMLC_* by hand; `server` adds variables to the server's environment only."""
     port = str(free_port())
-    common = {"DMLC_PS_ROOT_URI": "127.0.0.1", "DMLC_PS_ROOT_PORT": port,
-              "DMLC_NUM_SERVER": "1", "DMLC_NUM_WORKER": "2"}  # fmt: skip
-    return [{**_base(), **common, "DMLC_ROLE": role, **(server if role == "server" else {})}
-            for _, role in POOLS]  # fmt: skip
+    common = {
+        "DMLC_PS_ROOT_URI": "127.0.0.1",
+        "DMLC_PS_ROOT_PORT": port,
+        "DMLC_NUM_SERVER": "1",
+        "DMLC_NUM_WORKER": "2",
+    }
+    return [
+        {**_base(), **common, "DMLC_ROLE": role, **(server if role == "server" else {})}
+        for _, role in POOLS
+    ]
 
 
 def run(mode: str, envs: list[dict[str, str]]) -> tuple[float, float, float]:
@@ -93,17 +103,35 @@ def main() -> None:
             firsts[name].append(first)
             cpus[name].append(cpu)
     for theirs in ("by hand, MXNet defaults", "by hand, vtrain's engines"):
-        report("Gluon dist_sync, 2 workers + 1 server, steps per second", rates, unit="steps/s",
-               ours="vtrain configure()", theirs=theirs, target=">= 0.98x",
-               paired=True)  # fmt: skip
-        report("Launch to the end of the first step", firsts, unit="s",
-               ours="vtrain configure()", theirs=theirs, target="<= 1.05x",
-               paired=True)  # fmt: skip
+        report(
+            "Gluon dist_sync, 2 workers + 1 server, steps per second",
+            rates,
+            unit="steps/s",
+            ours="vtrain configure()",
+            theirs=theirs,
+            target=">= 0.98x",
+            paired=True,
+        )
+        report(
+            "Launch to the end of the first step",
+            firsts,
+            unit="s",
+            ours="vtrain configure()",
+            theirs=theirs,
+            target="<= 1.05x",
+            paired=True,
+        )
         # Four processes share this machine's cores: the launch also measures how the system
         # shared them. A worker's CPU seconds until its first step count its own work only.
-        report("A worker's CPU until the end of its first step", cpus, unit="s",
-               ours="vtrain configure()", theirs=theirs, target="what vtrain adds",
-               paired=True)  # fmt: skip
+        report(
+            "A worker's CPU until the end of its first step",
+            cpus,
+            unit="s",
+            ours="vtrain configure()",
+            theirs=theirs,
+            target="what vtrain adds",
+            paired=True,
+        )
 
 
 if __name__ == "__main__":

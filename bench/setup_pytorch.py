@@ -36,18 +36,38 @@ def timed(command: list[str], **env: str) -> tuple[float, str]:
 
 def vtrain_job(workers: int, *args: str) -> tuple[float, str]:
     with tempfile.TemporaryDirectory() as out:
-        return timed([sys.executable, "-m", "vtrain", "local", "run", "--workers", str(workers),
-                      "--output-dir", out, "--", sys.executable, JOB, *args])  # fmt: skip
+        return timed(
+            [
+                sys.executable,
+                "-m",
+                "vtrain",
+                "local",
+                "run",
+                "--workers",
+                str(workers),
+                "--output-dir",
+                out,
+                "--",
+                sys.executable,
+                JOB,
+                *args,
+            ]
+        )
 
 
 def hand_set_job(nproc: int, *args: str) -> tuple[float, str]:
     """A minimal launcher: subprocess + environment, the way one writes it by hand."""
     port = str(free_port())
     envs = [
-        {**os.environ, "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": port, "RANK": str(r),
-         "WORLD_SIZE": str(nproc)}
+        {
+            **os.environ,
+            "MASTER_ADDR": "127.0.0.1",
+            "MASTER_PORT": port,
+            "RANK": str(r),
+            "WORLD_SIZE": str(nproc),
+        }
         for r in range(nproc)
-    ]  # fmt: skip
+    ]
     elapsed, outputs = launch_by_hand([sys.executable, JOB, *args], envs)
     return elapsed, "".join(outputs)
 

@@ -39,10 +39,15 @@ def fit(setup: str) -> float:
     with tempfile.TemporaryDirectory() as out:
         done = subprocess.run(
             [sys.executable, JOB, setup, "fit"],
-            env={**os.environ, **QUIET, "VTRAIN_OUTPUT_DIR": out,
-                 "CLOUD_ML_HP_METRIC_FILE": os.path.join(out, "m")},
-            capture_output=True, text=True,
-        )  # fmt: skip
+            env={
+                **os.environ,
+                **QUIET,
+                "VTRAIN_OUTPUT_DIR": out,
+                "CLOUD_ML_HP_METRIC_FILE": os.path.join(out, "m"),
+            },
+            capture_output=True,
+            text=True,
+        )
     return value("STEPS_PER_SECOND", done.stdout + done.stderr)
 
 
@@ -50,10 +55,26 @@ def first_step_vtrain() -> float:
     with tempfile.TemporaryDirectory() as out:
         start = time.time()
         done = subprocess.run(
-            [sys.executable, "-m", "vtrain", "local", "run", "--workers", "1", "--output-dir",
-             out, "--", sys.executable, JOB, "vtrain", "first-step"],
-            env={**os.environ, **QUIET, "START": repr(start)}, capture_output=True, text=True,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "vtrain",
+                "local",
+                "run",
+                "--workers",
+                "1",
+                "--output-dir",
+                out,
+                "--",
+                sys.executable,
+                JOB,
+                "vtrain",
+                "first-step",
+            ],
+            env={**os.environ, **QUIET, "START": repr(start)},
+            capture_output=True,
+            text=True,
+        )
     return max(float(v) for v in re.findall(r"FIRST_STEP ([\d.]+)", done.stdout))
 
 
@@ -62,10 +83,15 @@ def first_step_by_hand() -> float:
     cluster = {"chief": [chief], "worker": [worker]}
     start = repr(time.time())
     envs = [
-        {**os.environ, **QUIET, "START": start, "TF_USE_LEGACY_KERAS": "1",
-         "TF_CONFIG": json.dumps({"cluster": cluster, "task": {"type": role, "index": 0}})}
+        {
+            **os.environ,
+            **QUIET,
+            "START": start,
+            "TF_USE_LEGACY_KERAS": "1",
+            "TF_CONFIG": json.dumps({"cluster": cluster, "task": {"type": role, "index": 0}}),
+        }
         for role in ("chief", "worker")
-    ]  # fmt: skip
+    ]
     _, outputs = launch_by_hand([sys.executable, JOB, "plain", "first-step"], envs)
     return max(value("FIRST_STEP", o) for o in outputs)
 

@@ -45,11 +45,18 @@ def with_vtrain() -> str:
     with tempfile.TemporaryDirectory() as out:
         launched = str(time.time())
         envs = [
-            {**os.environ, "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": port,
-             "WORLD_SIZE": str(WORLD), "RANK": str(r), "VTRAIN_OUTPUT_DIR": out,
-             "CLOUD_ML_HP_METRIC_FILE": f"{out}/metrics-{r}", "LAUNCHED_AT": launched}
+            {
+                **os.environ,
+                "MASTER_ADDR": "127.0.0.1",
+                "MASTER_PORT": port,
+                "WORLD_SIZE": str(WORLD),
+                "RANK": str(r),
+                "VTRAIN_OUTPUT_DIR": out,
+                "CLOUD_ML_HP_METRIC_FILE": f"{out}/metrics-{r}",
+                "LAUNCHED_AT": launched,
+            }
             for r in range(WORLD)
-        ]  # fmt: skip
+        ]
         _, outputs = launch_by_hand([sys.executable, JOB, "vtrain"], envs)
     return outputs[0]
 
@@ -60,11 +67,15 @@ def by_hand() -> str:
     tracker.start()
     uri = tracker.worker_args()
     envs = [
-        {**os.environ, "DMLC_TRACKER_URI": str(uri["dmlc_tracker_uri"]),
-         "DMLC_TRACKER_PORT": str(uri["dmlc_tracker_port"]), "DMLC_TASK_ID": str(r),
-         "LAUNCHED_AT": launched}
+        {
+            **os.environ,
+            "DMLC_TRACKER_URI": str(uri["dmlc_tracker_uri"]),
+            "DMLC_TRACKER_PORT": str(uri["dmlc_tracker_port"]),
+            "DMLC_TASK_ID": str(r),
+            "LAUNCHED_AT": launched,
+        }
         for r in range(WORLD)
-    ]  # fmt: skip
+    ]
     _, outputs = launch_by_hand([sys.executable, JOB, "plain"], envs)
     tracker.wait_for()
     tracker.free()
@@ -87,12 +98,22 @@ def main() -> None:
             output = run()
             speed[name].append(number("ROUNDS_PER_SECOND", output))
             launch[name].append(number("LAUNCH_TO_FIRST_ROUND", output))
-    report("XGBoost, 2 trainers, boosting rounds per second", speed, unit="rounds/s",
-           ours="vtrain configure() + callbacks", theirs="hand-started tracker",
-           target=">= 0.97x")  # fmt: skip
-    report("XGBoost, 2 trainers, launch to the end of round 1", launch, unit="s",
-           ours="vtrain configure() + callbacks", theirs="hand-started tracker",
-           target="<= 1.05x")  # fmt: skip
+    report(
+        "XGBoost, 2 trainers, boosting rounds per second",
+        speed,
+        unit="rounds/s",
+        ours="vtrain configure() + callbacks",
+        theirs="hand-started tracker",
+        target=">= 0.97x",
+    )
+    report(
+        "XGBoost, 2 trainers, launch to the end of round 1",
+        launch,
+        unit="s",
+        ours="vtrain configure() + callbacks",
+        theirs="hand-started tracker",
+        target="<= 1.05x",
+    )
 
 
 if __name__ == "__main__":

@@ -48,10 +48,34 @@ def main() -> None:
         study = os.path.join(folder, "study.yaml")
         with open(study, "w") as f:
             f.write(STUDY)
-        ours = [sys.executable, "-m", "vtrain", "submit", "vertex", "--dry-run", "--name", "bench",
-                "--workers", "2", "--ps", "1", "--evaluators", "1", "--image", "gcr.io/p/t:1",
-                "--accelerator", "NVIDIA_TESLA_T4:1", "--output-dir", "gs://my-bucket/bench",
-                "--study", study, "--", "python", "-m", "trainer.task"]  # fmt: skip
+        ours = [
+            sys.executable,
+            "-m",
+            "vtrain",
+            "submit",
+            "vertex",
+            "--dry-run",
+            "--name",
+            "bench",
+            "--workers",
+            "2",
+            "--ps",
+            "1",
+            "--evaluators",
+            "1",
+            "--image",
+            "gcr.io/p/t:1",
+            "--accelerator",
+            "NVIDIA_TESLA_T4:1",
+            "--output-dir",
+            "gs://my-bucket/bench",
+            "--study",
+            study,
+            "--",
+            "python",
+            "-m",
+            "trainer.task",
+        ]
         theirs = [sys.executable, "-c", "import google.cloud.aiplatform"]
         results: dict[str, list[float]] = {"vtrain submit --dry-run": [], "import aiplatform": []}
         timed(ours), timed(theirs)  # warm the file cache for both

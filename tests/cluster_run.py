@@ -35,8 +35,17 @@ class Run:
 
 def clean_env(**extra: str) -> dict[str, str]:
     """This process's environment without any cluster variable, plus `extra`."""
-    cluster = ("CLUSTER_SPEC", "TF_CONFIG", "RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
-               "LOCAL_RANK", "TORCHELASTIC_RUN_ID", "TF_USE_LEGACY_KERAS")  # fmt: skip
+    cluster = (
+        "CLUSTER_SPEC",
+        "TF_CONFIG",
+        "RANK",
+        "WORLD_SIZE",
+        "MASTER_ADDR",
+        "MASTER_PORT",
+        "LOCAL_RANK",
+        "TORCHELASTIC_RUN_ID",
+        "TF_USE_LEGACY_KERAS",
+    )
     env = {k: v for k, v in os.environ.items() if k not in cluster and not k.startswith("AIP_")}
     # TF_CPP_MIN_LOG_LEVEL: TensorFlow's C++ logging would bury the lines the tests read.
     return {**env, "PYTHONUNBUFFERED": "1", "TF_CPP_MIN_LOG_LEVEL": "2", **extra}
@@ -47,13 +56,24 @@ def local_run(
 ) -> Run:
     """`vtrain local run OPTIONS -- python COMMAND` with its output folder at `out`."""
     done = subprocess.run(
-        [sys.executable, "-m", "vtrain", "local", "run", "--output-dir", str(out), *options,
-         "--", sys.executable, *command],
+        [
+            sys.executable,
+            "-m",
+            "vtrain",
+            "local",
+            "run",
+            "--output-dir",
+            str(out),
+            *options,
+            "--",
+            sys.executable,
+            *command,
+        ],
         env=clean_env(**env),
         capture_output=True,
         text=True,
         timeout=timeout,
-    )  # fmt: skip
+    )
     logs = {p.stem: p.read_text() for p in (out / "replica-logs").glob("*.log")}
     return Run(done.returncode, done.stdout + done.stderr, logs, out)
 

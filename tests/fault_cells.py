@@ -138,14 +138,25 @@ def run_cell(
     started = re.compile(start_line)
     launched = time.time()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "vtrain", "local", "run", "--output-dir", str(out), *options,
-         "--", sys.executable, *command],
+        [
+            sys.executable,
+            "-m",
+            "vtrain",
+            "local",
+            "run",
+            "--output-dir",
+            str(out),
+            *options,
+            "--",
+            sys.executable,
+            *command,
+        ],
         env=clean_env(**env),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
         start_new_session=True,  # so that a cell that overruns is stopped whole
-    )  # fmt: skip
+    )
     run = CellRun(None, "", launched, {}, lead=lead)
     lines: list[str] = []
 

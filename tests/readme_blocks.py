@@ -114,9 +114,11 @@ def run_block(block: Block, folder: Path, timeout: float = 240) -> subprocess.Co
     path = os.pathsep.join([str(shims), str(Path(sys.executable).parent), os.environ["PATH"]])
     env = {**os.environ, "PATH": path, "NO_COLOR": "1"}
     env.pop("TF_CPP_MIN_LOG_LEVEL", None)  # tests/tensorflow's conftest sets it; a reader has not
-    command = ["bash", "-e", "-c", block.text] if block.language == "bash" else [
-        sys.executable, "-c", block.text
-    ]  # fmt: skip
+    command = (
+        ["bash", "-e", "-c", block.text]
+        if block.language == "bash"
+        else [sys.executable, "-c", block.text]
+    )
     return subprocess.run(
         command, cwd=folder, env=env, capture_output=True, text=True, timeout=timeout
     )

@@ -18,10 +18,15 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 keras = tf.keras
-strategy = handle.strategy if setup == "vtrain" else (
-    tf.distribute.MultiWorkerMirroredStrategy() if "TF_CONFIG" in os.environ
-    else tf.distribute.get_strategy()
-)  # fmt: skip
+strategy = (
+    handle.strategy
+    if setup == "vtrain"
+    else (
+        tf.distribute.MultiWorkerMirroredStrategy()
+        if "TF_CONFIG" in os.environ
+        else tf.distribute.get_strategy()
+    )
+)
 
 
 class Clock(keras.callbacks.Callback):
@@ -43,8 +48,13 @@ class Clock(keras.callbacks.Callback):
 
 
 with strategy.scope():
-    model = keras.Sequential([keras.Input(shape=(64,)), keras.layers.Dense(128, activation="relu"),
-                              keras.layers.Dense(10)])  # fmt: skip
+    model = keras.Sequential(
+        [
+            keras.Input(shape=(64,)),
+            keras.layers.Dense(128, activation="relu"),
+            keras.layers.Dense(10),
+        ]
+    )
     model.compile(
         optimizer="sgd", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True)
     )

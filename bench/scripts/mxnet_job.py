@@ -26,15 +26,19 @@ from mxnet import autograd, gluon  # noqa: E402
 
 mx.random.seed(0)
 net = gluon.nn.HybridSequential()
-net.add(gluon.nn.Dense(256, activation="relu", in_units=64), gluon.nn.Dense(256, activation="relu"),
-        gluon.nn.Dense(10))  # fmt: skip
+net.add(
+    gluon.nn.Dense(256, activation="relu", in_units=64),
+    gluon.nn.Dense(256, activation="relu"),
+    gluon.nn.Dense(10),
+)
 net.initialize(mx.init.Xavier())
 net.hybridize()
 if mode == "vtrain":
     trainer = handle.trainer(net.collect_params(), "sgd", {"learning_rate": 0.01})
 else:
-    trainer = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.01}, kvstore=kv,
-                            update_on_kvstore=False)  # fmt: skip
+    trainer = gluon.Trainer(
+        net.collect_params(), "sgd", {"learning_rate": 0.01}, kvstore=kv, update_on_kvstore=False
+    )
 loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
 x = mx.nd.random.uniform(shape=(64, 64))
 y = mx.nd.array([i % 10 for i in range(64)])

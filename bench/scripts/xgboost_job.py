@@ -42,8 +42,9 @@ def train(rank: int, world: int, callbacks: list) -> xgb.Booster:
     y = x @ np.linspace(0, 1, 20) + np.sin(3 * x[:, 0])
     d = xgb.DMatrix(x, label=y)
     clock = Clock()
-    booster = xgb.train(PARAMS, d, ROUNDS, evals=[(d, "train")], verbose_eval=False,
-                        callbacks=[clock, *callbacks])  # fmt: skip
+    booster = xgb.train(
+        PARAMS, d, ROUNDS, evals=[(d, "train")], verbose_eval=False, callbacks=[clock, *callbacks]
+    )
     per_second = (ROUNDS - WARM_UP) / (time.perf_counter() - clock.warm)
     if rank == 0:
         print(f"LAUNCH_TO_FIRST_ROUND {clock.first - float(os.environ['LAUNCHED_AT']):.4f}")
@@ -59,8 +60,10 @@ if sys.argv[1] == "vtrain":
         booster = train(handle.rank, handle.world_size, callbacks)
         handle.save_model(booster)
 else:
-    args = {"dmlc_tracker_uri": os.environ["DMLC_TRACKER_URI"],
-            "dmlc_tracker_port": int(os.environ["DMLC_TRACKER_PORT"]),
-            "dmlc_task_id": os.environ["DMLC_TASK_ID"]}  # fmt: skip
+    args = {
+        "dmlc_tracker_uri": os.environ["DMLC_TRACKER_URI"],
+        "dmlc_tracker_port": int(os.environ["DMLC_TRACKER_PORT"]),
+        "dmlc_task_id": os.environ["DMLC_TASK_ID"],
+    }
     with collective.CommunicatorContext(**args):
         train(collective.get_rank(), collective.get_world_size(), [])

@@ -270,11 +270,14 @@ class _StuckWatch:
                 while not self._handler.requested and time.monotonic() < deadline:
                     time.sleep(0.05)
                 if not self._handler.requested:
-                    os.write(2, (
-                        f"vtrain: a stop signal came and the main thread has not left native "
-                        f"code for {self._after:g} s (waiting for a peer that is gone?): "
-                        f"exiting {self._handler.exit_status} without a save\n"
-                    ).encode())  # fmt: skip
+                    os.write(
+                        2,
+                        (
+                            f"vtrain: a stop signal came and the main thread has not left native "
+                            f"code for {self._after:g} s (waiting for a peer that is gone?): "
+                            f"exiting {self._handler.exit_status} without a save\n"
+                        ).encode(),
+                    )
                     os._exit(self._handler.exit_status)
         finally:
             os.close(self._read)

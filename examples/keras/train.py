@@ -67,12 +67,21 @@ def main() -> None:
         handle.preemption_callback(),
     ]
     if args.epoch_delay:
-        callbacks.append(keras.callbacks.LambdaCallback(
-            on_epoch_end=lambda epoch, logs: time.sleep(args.epoch_delay)))  # fmt: skip
+        callbacks.append(
+            keras.callbacks.LambdaCallback(
+                on_epoch_end=lambda epoch, logs: time.sleep(args.epoch_delay)
+            )
+        )
     # shuffle=False: a tf.data dataset keeps its own order (Keras warns that it ignores True).
-    model.fit(dataset, epochs=args.epochs, steps_per_epoch=args.samples // args.batch_size,
-              initial_epoch=initial_epoch, callbacks=callbacks, shuffle=False,
-              verbose=2)  # fmt: skip
+    model.fit(
+        dataset,
+        epochs=args.epochs,
+        steps_per_epoch=args.samples // args.batch_size,
+        initial_epoch=initial_epoch,
+        callbacks=callbacks,
+        shuffle=False,
+        verbose=2,
+    )
 
     best = handle.best(model)  # the best epoch's weights (and optimizer state) become the model
     if best is not None:

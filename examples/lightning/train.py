@@ -80,8 +80,10 @@ def main() -> None:
     trainer.fit(model, loader, ckpt_path=resume_path(options))
 
     params = torch.cat([p.detach().flatten() for p in model.parameters()]).tolist()
-    print(f"global rank {trainer.global_rank} of {trainer.world_size}, "
-          f"node {trainer.node_rank}", flush=True)  # fmt: skip
+    print(
+        f"global rank {trainer.global_rank} of {trainer.world_size}, node {trainer.node_rank}",
+        flush=True,
+    )
     print("final parameters " + json.dumps(params), flush=True)
     handle.save_model(model)  # the leader writes AIP_MODEL_DIR (gs:// included)
     handle.barrier()

@@ -71,8 +71,12 @@ def main() -> None:
     ddp = handle.wrap(model)
     dataset = synthetic_data(args.samples)
     sampler = handle.sampler(dataset, shuffle=True, seed=0)
-    loader = DataLoader(dataset, batch_size=args.global_batch_size // handle.world_size,
-                        sampler=sampler, drop_last=True)  # fmt: skip
+    loader = DataLoader(
+        dataset,
+        batch_size=args.global_batch_size // handle.world_size,
+        sampler=sampler,
+        drop_last=True,
+    )
     per_epoch = len(loader)
     while step < args.steps:
         sampler.set_epoch(step // per_epoch)

@@ -81,13 +81,17 @@ def test_a_bad_command_line_is_one_printable_line(command: list[str], junk: list
 @pytest.mark.parametrize(
     ("argv", "match"),
     [
-        (["tune", "--study", "s.json", "--parallel", "9" * 5000, "--", "x"],
-         r"^vtrain tune: error: argument --parallel: not an integer \(got '9999"),
-        (["tune", "--study", "s.json", "--seed", "١", "--", "x"],
-         r"^vtrain tune: error: argument --seed: not an integer \(got '١'\)"),
+        (
+            ["tune", "--study", "s.json", "--parallel", "9" * 5000, "--", "x"],
+            r"^vtrain tune: error: argument --parallel: not an integer \(got '9999",
+        ),
+        (
+            ["tune", "--study", "s.json", "--seed", "١", "--", "x"],
+            r"^vtrain tune: error: argument --seed: not an integer \(got '١'\)",
+        ),
         (["info", "\x1b[31m"], r"^vtrain info: error: unrecognized arguments: \\x1b\[31m "),
     ],
-)  # fmt: skip
+)
 def test_each_error_names_the_argument(argv: list[str], match: str) -> None:
     status, err = run_main(argv)
     assert status == 2 and re.search(match, err), err
@@ -117,15 +121,15 @@ def test_a_count_typed_as_a_word_says_what_a_count_looks_like() -> None:
     ("message", "line"),
     [
         # The source names the sub-command already: said once, not twice.
-        ("vtrain submit vertex: no Application Default Credentials; hint: run gcloud",
-         "vtrain submit vertex: error: no Application Default Credentials; hint: run gcloud"),
-        ("vtrain submit: nothing to send",
-         "vtrain submit: error: nothing to send"),
-        ("--job: not a file (got 'x')",
-         "vtrain submit: error: --job: not a file (got 'x')"),
+        (
+            "vtrain submit vertex: no Application Default Credentials; hint: run gcloud",
+            "vtrain submit vertex: error: no Application Default Credentials; hint: run gcloud",
+        ),
+        ("vtrain submit: nothing to send", "vtrain submit: error: nothing to send"),
+        ("--job: not a file (got 'x')", "vtrain submit: error: --job: not a file (got 'x')"),
         ("vtrain submitter: odd", "vtrain submit: error: vtrain submitter: odd"),
     ],
-)  # fmt: skip
+)
 def test_an_error_names_its_command_once(message: str, line: str) -> None:
     from vtrain.cli import error_line
 
@@ -135,15 +139,21 @@ def test_an_error_names_its_command_once(message: str, line: str) -> None:
 @pytest.mark.parametrize(
     ("argv", "line"),
     [
-        (["local", "run", "--wrokers", "2", "--", "true"],
-         "vtrain local run: error: unrecognized arguments: --wrokers; did you mean --workers?"),
-        (["local", "run", "--gracee=1", "--", "true"],
-         "vtrain local run: error: unrecognized arguments: --gracee=1; did you mean --grace?"),
-        (["info", "--jsn"],
-         "vtrain info: error: unrecognized arguments: --jsn; did you mean --json?"),
+        (
+            ["local", "run", "--wrokers", "2", "--", "true"],
+            "vtrain local run: error: unrecognized arguments: --wrokers; did you mean --workers?",
+        ),
+        (
+            ["local", "run", "--gracee=1", "--", "true"],
+            "vtrain local run: error: unrecognized arguments: --gracee=1; did you mean --grace?",
+        ),
+        (
+            ["info", "--jsn"],
+            "vtrain info: error: unrecognized arguments: --jsn; did you mean --json?",
+        ),
         (["info", "--zzzzzz"], "vtrain info: error: unrecognized arguments: --zzzzzz (see"),
     ],
-)  # fmt: skip
+)
 def test_a_misspelt_flag_is_named_with_its_command_and_the_nearest_real_one(
     argv: list[str], line: str
 ) -> None:
@@ -154,16 +164,20 @@ def test_a_misspelt_flag_is_named_with_its_command_and_the_nearest_real_one(
 @pytest.mark.parametrize(
     ("argv", "line"),
     [
-        (["local", "--workers", "2"],
-         "vtrain local: error: --workers is an option of `vtrain local run`; "
-         "did you mean: vtrain local run --workers 2 (see"),
-        (["local", "--grace=3", "--", "python", "t.py"],
-         "vtrain local: error: --grace is an option of `vtrain local run`; "
-         "did you mean: vtrain local run --grace=3 -- python t.py (see"),
+        (
+            ["local", "--workers", "2"],
+            "vtrain local: error: --workers is an option of `vtrain local run`; "
+            "did you mean: vtrain local run --workers 2 (see",
+        ),
+        (
+            ["local", "--grace=3", "--", "python", "t.py"],
+            "vtrain local: error: --grace is an option of `vtrain local run`; "
+            "did you mean: vtrain local run --grace=3 -- python t.py (see",
+        ),
         # A sub-command that does not exist is still named as one.
         (["local", "bogus"], "vtrain local: error: argument COMMAND: invalid choice: 'bogus'"),
     ],
-)  # fmt: skip
+)
 def test_a_flag_typed_before_its_sub_command_is_shown_where_it_belongs(
     argv: list[str], line: str
 ) -> None:

@@ -151,8 +151,14 @@ _RAW = st.text(
     | st.sampled_from("a/:1"),
     max_size=8,
 )
-_SHOWN = ("AIP_MODEL_DIR", "AIP_CHECKPOINT_DIR", "CLOUD_ML_JOB_ID", "CLOUD_ML_REGION",
-          "CLOUD_ML_HP_METRIC_FILE", "VTRAIN_OUTPUT_DIR")  # fmt: skip
+_SHOWN = (
+    "AIP_MODEL_DIR",
+    "AIP_CHECKPOINT_DIR",
+    "CLOUD_ML_JOB_ID",
+    "CLOUD_ML_REGION",
+    "CLOUD_ML_HP_METRIC_FILE",
+    "VTRAIN_OUTPUT_DIR",
+)
 
 
 @examples(100)
@@ -195,10 +201,15 @@ def test_info_ends_each_form_with_one_newline() -> None:
 
 @pytest.mark.parametrize(
     ("blocked", "says"),
-    [("", "google-crc32c (C)"), ("import sys; sys.modules['google_crc32c'] = None\n", "pure Python")],
+    [
+        ("", "google-crc32c (C)"),
+        ("import sys; sys.modules['google_crc32c'] = None\n", "pure Python"),
+    ],
     ids=["google-crc32c installed", "without it"],
 )
-def test_info_says_which_crc32c_checks_the_checksums(blocked: str, says: str, tmp_path: object) -> None:
+def test_info_says_which_crc32c_checks_the_checksums(
+    blocked: str, says: str, tmp_path: object
+) -> None:
     # The one chooser (vtrain.storage.crc32c) decides for checkpoints and TFRecord alike.
     code = blocked + "import sys; from vtrain.cli import main; sys.exit(main(['info', '--json']))"
     done = subprocess.run(

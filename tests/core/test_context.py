@@ -176,19 +176,35 @@ def test_only_a_standalone_run_gets_checkpoints_of_its_own(
         # The platform's path whenever a platform or a launcher started the process: the
         # tuning service reads it there, whether or not it set the variable.
         ({"CLOUD_ML_JOB_ID": "j", "CLOUD_ML_TRIAL_ID": "3"}, "/tmp/hypertune/output.metrics"),
-        ({"CLUSTER_SPEC": json.dumps({"cluster": {"workerpool0": ["h:1"]},
-                                      "task": {"type": "workerpool0", "index": 0}})},
-         "/tmp/hypertune/output.metrics"),
-        ({"TF_CONFIG": json.dumps({"cluster": {"chief": ["h:1"], "worker": ["w:1"]},
-                                   "task": {"type": "chief", "index": 0}})},
-         "/tmp/hypertune/output.metrics"),
+        (
+            {
+                "CLUSTER_SPEC": json.dumps(
+                    {
+                        "cluster": {"workerpool0": ["h:1"]},
+                        "task": {"type": "workerpool0", "index": 0},
+                    }
+                )
+            },
+            "/tmp/hypertune/output.metrics",
+        ),
+        (
+            {
+                "TF_CONFIG": json.dumps(
+                    {
+                        "cluster": {"chief": ["h:1"], "worker": ["w:1"]},
+                        "task": {"type": "chief", "index": 0},
+                    }
+                )
+            },
+            "/tmp/hypertune/output.metrics",
+        ),
         ({"CLOUD_ML_TRIAL_ID": "4"}, "/tmp/hypertune/output.metrics"),
         ({"CLOUD_ML_HP_METRIC_FILE": "/m/x.metrics"}, "/m/x.metrics"),
         ({"CLOUD_ML_HP_METRIC_FILE": "/m/x.metrics", "CLOUD_ML_JOB_ID": "j"}, "/m/x.metrics"),
         # Set by hand to resume a run alone on purpose: that folder is the run's.
         ({"VTRAIN_OUTPUT_DIR": "/o"}, "/o/hypertune/output.metrics"),
     ],
-)  # fmt: skip
+)
 def test_the_metric_file_stays_where_the_platform_reads_it(
     env: dict[str, str], expected: str
 ) -> None:

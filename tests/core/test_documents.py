@@ -51,21 +51,29 @@ STUDY_BOMB = (
     ("text", "said"),
     [
         (bomb(), rf"expands to more than {MAX_NODES} values \(line \d+\).*Hint: an alias"),
-        ("a: &x 1\nb: [" + ", ".join(["*x"] * (MAX_ALIASES + 1)) + "]\n",
-         rf"more than {MAX_ALIASES} aliases \(line 2\)"),
+        (
+            "a: &x 1\nb: [" + ", ".join(["*x"] * (MAX_ALIASES + 1)) + "]\n",
+            rf"more than {MAX_ALIASES} aliases \(line 2\)",
+        ),
         ("&a [1, *a]\n", r"the alias \*a is inside its own anchor \(line 1\)"),
         ("a: &m {b: [*m]}\n", r"the alias \*m is inside its own anchor"),
-        ("".join(" " * i + "k:\n" for i in range(MAX_DEPTH + 5)),
-         rf"nested more than {MAX_DEPTH} levels deep \(line {MAX_DEPTH}\)"),
+        (
+            "".join(" " * i + "k:\n" for i in range(MAX_DEPTH + 5)),
+            rf"nested more than {MAX_DEPTH} levels deep \(line {MAX_DEPTH}\)",
+        ),
         # Deep through an alias: 40 levels, then the same 40 below another 40.
-        ("a: &d " + "[" * 40 + "]" * 40 + "\nb: " + "[" * 40 + "*d" + "]" * 40 + "\n",
-         rf"nested more than {MAX_DEPTH} levels deep"),
-        ("[" + ", ".join(["1"] * (MAX_NODES + 1)) + "]\n",
-         rf"expands to more than {MAX_NODES} values \(line 1\)"),
+        (
+            "a: &d " + "[" * 40 + "]" * 40 + "\nb: " + "[" * 40 + "*d" + "]" * 40 + "\n",
+            rf"nested more than {MAX_DEPTH} levels deep",
+        ),
+        (
+            "[" + ", ".join(["1"] * (MAX_NODES + 1)) + "]\n",
+            rf"expands to more than {MAX_NODES} values \(line 1\)",
+        ),
         ('a: {b: ["x\\0y"]}\n', r"a\.b\[0\]: a NUL character \(\\0\) in a string; expected"),
         ('"k\\0": 1\n', r"k\\x00: a NUL character"),
     ],
-)  # fmt: skip
+)
 def test_a_yaml_document_past_a_bound_is_refused_in_one_line(text: str, said: str) -> None:
     with pytest.raises(ConfigError, match=said) as caught:
         parse_yaml(text, "doc.yaml", yaml)
@@ -119,9 +127,13 @@ def _limited(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
 
     # The timeout only keeps a regression from hanging the suite; the bounds are counts.
     return subprocess.run(
-        [sys.executable, "-m", "vtrain", *argv], cwd=cwd, capture_output=True, text=True,
-        preexec_fn=cap, timeout=120,
-    )  # fmt: skip
+        [sys.executable, "-m", "vtrain", *argv],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        preexec_fn=cap,
+        timeout=120,
+    )
 
 
 def test_tune_refuses_a_study_bomb_in_one_line_within_200_mib(tmp_path: Path) -> None:
@@ -142,13 +154,33 @@ def test_tune_refuses_a_study_bomb_in_one_line_within_200_mib(tmp_path: Path) ->
 # int()'s and float's limits, empty collections, YAML's own odd words.
 _SCALARS = st.one_of(
     st.sampled_from(
-        ['"\\0"', '"a\\x1bb"', '"\\u2028"', '"\\t\\r"', "~", "''", "[]", "{}", ".nan", "-.inf",
-         "1e999", "0x1F", "0o17", "yes", "2026-01-01", "!!binary aGk=", "'***'", "-", "é",
-         "9" * 4301, "-" + "9" * 300]
+        [
+            '"\\0"',
+            '"a\\x1bb"',
+            '"\\u2028"',
+            '"\\t\\r"',
+            "~",
+            "''",
+            "[]",
+            "{}",
+            ".nan",
+            "-.inf",
+            "1e999",
+            "0x1F",
+            "0o17",
+            "yes",
+            "2026-01-01",
+            "!!binary aGk=",
+            "'***'",
+            "-",
+            "é",
+            "9" * 4301,
+            "-" + "9" * 300,
+        ]
     ),
     st.integers(-(2**70), 2**70).map(str),
     st.text(st.sampled_from("abz09_-. ="), min_size=1, max_size=6).map(json.dumps),
-)  # fmt: skip
+)
 
 
 @st.composite
@@ -234,27 +266,48 @@ _STUDY = {
     "metrics": [{"metric_id": "loss", "goal": "MINIMIZE"}],
     "parameters": [
         {"parameter_id": "lr", "double_value_spec": {"min_value": 0.0, "max_value": 1.0}},
-        {"parameter_id": "layers", "integer_value_spec": {"min_value": 0, "max_value": 4},
-         "conditional_parameter_specs": [
-             {"parent_int_values": {"values": [0]},
-              "parameter_spec": {"parameter_id": "w", "discrete_value_spec": {"values": [0, 8]}}}]},
+        {
+            "parameter_id": "layers",
+            "integer_value_spec": {"min_value": 0, "max_value": 4},
+            "conditional_parameter_specs": [
+                {
+                    "parent_int_values": {"values": [0]},
+                    "parameter_spec": {
+                        "parameter_id": "w",
+                        "discrete_value_spec": {"values": [0, 8]},
+                    },
+                }
+            ],
+        },
         {"parameter_id": "opt", "categorical_value_spec": {"values": ["adam", "sgd"]}},
     ],
     "algorithm": "GRID_SEARCH",
     "max_trial_count": 4,
     "parallel_trial_count": 2,
-}  # fmt: skip
+}
 _HOSTILE = st.one_of(
-    st.none(), st.builds(list), st.builds(dict), st.booleans(), st.just("\0"), st.just("a\x1b[2J"),
-    st.integers(-(2**70), 2**70), st.sampled_from([10**4400, 2**63, -(2**63) - 1]),
-    st.floats(allow_nan=True, allow_infinity=True), st.lists(st.just("x"), max_size=3),
-)  # fmt: skip
+    st.none(),
+    st.builds(list),
+    st.builds(dict),
+    st.booleans(),
+    st.just("\0"),
+    st.just("a\x1b[2J"),
+    st.integers(-(2**70), 2**70),
+    st.sampled_from([10**4400, 2**63, -(2**63) - 1]),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.lists(st.just("x"), max_size=3),
+)
 
 
 def _paths(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     found = [path]
-    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(
-        value, list) else ()  # fmt: skip
+    items = (
+        value.items()
+        if isinstance(value, dict)
+        else enumerate(value)
+        if isinstance(value, list)
+        else ()
+    )
     for key, item in items:
         found.extend(_paths(item, (*path, key)))
     return found

@@ -35,8 +35,6 @@ def test_a_frozen_value_pickles(value: Frozen, protocol: int) -> None:
     assert back == value
     assert repr(back) == repr(value)
     # Read-only mappings stay read-only.
-    assert [type(v) for v in back._fields().values()] == [
-        type(v) for v in value._fields().values()
-    ]
+    assert [type(v) for v in back._fields().values()] == [type(v) for v in value._fields().values()]
     with pytest.raises(FrozenError):
         back.rank = 5  # type: ignore[attr-defined,misc]

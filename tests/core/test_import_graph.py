@@ -65,6 +65,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("vtrain", "vtrain.__main__"),
 )
 
+
 @dataclass(frozen=True)
 class Edge:
     """`source` imports `target` at `line`."""

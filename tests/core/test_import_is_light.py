@@ -7,8 +7,18 @@ import subprocess
 import sys
 from pathlib import Path
 
-FRAMEWORKS = ("tensorflow", "torch", "mxnet", "xgboost", "keras", "lightning", "numpy",
-              "google.cloud.storage", "optuna", "yaml")  # fmt: skip
+FRAMEWORKS = (
+    "tensorflow",
+    "torch",
+    "mxnet",
+    "xgboost",
+    "keras",
+    "lightning",
+    "numpy",
+    "google.cloud.storage",
+    "optuna",
+    "yaml",
+)
 
 
 def test_import_vtrain_loads_no_framework() -> None:

@@ -85,13 +85,17 @@ def _calls(path: Path) -> list[str]:
         f = node.func
         if isinstance(f, ast.Name) and f.id == "print" and path not in PRINTS:
             found.append(f"{path.relative_to(REPO)}:{node.lineno}: print")
-        if isinstance(f, ast.Attribute) and f.attr == "warn" and getattr(f.value, "id", "") in (
-            "warnings",
+        if (
+            isinstance(f, ast.Attribute)
+            and f.attr == "warn"
+            and getattr(f.value, "id", "") in ("warnings",)
         ):
             found.append(f"{path.relative_to(REPO)}:{node.lineno}: warnings.warn")
     return found
 
 
 def test_nothing_but_the_command_lines_output_module_prints() -> None:
-    found = [call for root in SOURCES for path in sorted(root.rglob("*.py")) for call in _calls(path)]
+    found = [
+        call for root in SOURCES for path in sorted(root.rglob("*.py")) for call in _calls(path)
+    ]
     assert not found, "speak through vtrain.log instead:\n" + "\n".join(found)

@@ -59,7 +59,7 @@ def test_a_metric_file_named_by_the_variable_wins(tmp_path: Path) -> None:
                 }
             )
         },
-    ],  # fmt: skip
+    ],
 )
 def test_a_launched_replica_prints_nothing(environ: dict[str, str]) -> None:
     assert printed(environ) == ""
@@ -107,10 +107,16 @@ def test_a_data_variable_set_by_hand_does_not_make_two_runs_one_job(tmp_path: Pa
     env["AIP_TRAINING_DATA_URI"] = str(tmp_path / "data" / "*.jsonl")
     env["AIP_DATA_FORMAT"] = "jsonl"
     runs = [
-        subprocess.run([sys.executable, "train.py"], cwd=tmp_path, env=env, capture_output=True,
-                       text=True, timeout=60)
+        subprocess.run(
+            [sys.executable, "train.py"],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         for _ in range(2)
-    ]  # fmt: skip
+    ]
     for run in runs:
         assert run.returncode == 0, run.stderr
         assert "resumed from step None" in run.stdout, run.stdout  # each run starts fresh
@@ -135,8 +141,14 @@ def test_two_runs_alone_keep_everything_apart_in_folders_of_their_own(tmp_path: 
     env.pop("VTRAIN_OUTPUT_DIR", None)
     folders = []
     for _ in range(2):
-        run = subprocess.run([sys.executable, "train.py"], cwd=tmp_path, env=env,
-                             capture_output=True, text=True, timeout=60)  # fmt: skip
+        run = subprocess.run(
+            [sys.executable, "train.py"],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert run.returncode == 0, run.stderr
         rows = {line.split()[0]: line.split() for line in run.stdout.splitlines()[1:]}
         metric = rows["tuning"][2]
@@ -168,8 +180,20 @@ def test_a_local_job_ends_with_the_outputs_of_this_job(tmp_path: Path, events: b
     import sys
 
     job = tmp_path / "job"
-    command = [sys.executable, "-m", "vtrain", "local", "run", "--output-dir", str(job), "--",
-               sys.executable, "-c", EVENTS_SCRIPT, *(["events"] if events else [])]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "vtrain",
+        "local",
+        "run",
+        "--output-dir",
+        str(job),
+        "--",
+        sys.executable,
+        "-c",
+        EVENTS_SCRIPT,
+        *(["events"] if events else []),
+    ]
     done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
     after = done.stdout.split("outputs of this job:\n", 1)[1].splitlines()
@@ -177,8 +201,13 @@ def test_a_local_job_ends_with_the_outputs_of_this_job(tmp_path: Path, events: b
     tail = list(itertools.takewhile(lambda line: line.startswith("  "), after))
     assert tail[0].split() == ["model", "job/model/", "(empty)"]  # relative to here
     assert [line.split()[0] for line in tail] == [
-        "model", "checkpoints", "TensorBoard", "tuning", "replica", *(["tensorboard"] * events)
-    ]  # fmt: skip
+        "model",
+        "checkpoints",
+        "TensorBoard",
+        "tuning",
+        "replica",
+        *(["tensorboard"] * events),
+    ]
     if events:
         view = "  tensorboard --logdir job/logs/"
         if importlib.util.find_spec("tensorboard") is None:

@@ -275,12 +275,21 @@ _B64URL = _ALNUM + "-_"
 
 
 _VENDOR_SHAPES = [
-    ("sk-proj-", _B64URL, 40), ("sk-svcacct-", _B64URL, 40), ("sk-ant-api03-", _B64URL, 40),
-    ("sk-", _ALNUM, 48), ("xoxb-", _ALNUM + "-", 40), ("xoxp-", _ALNUM + "-", 40),
-    ("xapp-", _ALNUM + "-", 40), ("sk_live_", _ALNUM, 24), ("rk_test_", _ALNUM, 24),
-    ("glpat-", _B64URL, 20), ("hf_", _ALNUM, 34), ("npm_", _ALNUM, 36), ("ya29.", _B64URL, 40),
+    ("sk-proj-", _B64URL, 40),
+    ("sk-svcacct-", _B64URL, 40),
+    ("sk-ant-api03-", _B64URL, 40),
+    ("sk-", _ALNUM, 48),
+    ("xoxb-", _ALNUM + "-", 40),
+    ("xoxp-", _ALNUM + "-", 40),
+    ("xapp-", _ALNUM + "-", 40),
+    ("sk_live_", _ALNUM, 24),
+    ("rk_test_", _ALNUM, 24),
+    ("glpat-", _B64URL, 20),
+    ("hf_", _ALNUM, 34),
+    ("npm_", _ALNUM, 36),
+    ("ya29.", _B64URL, 40),
     ("pypi-AgEIcHlwaS5vcmc", _B64URL, 40),
-]  # fmt: skip
+]
 
 
 @st.composite
@@ -291,9 +300,21 @@ def shaped_secrets(draw: st.DrawFn) -> tuple[str, str]:
         return "Zq" + draw(st.text(chars, min_size=size - 2, max_size=size - 2))
 
     kind = draw(
-        st.sampled_from(["github", "github_pat", "google", "aws", "jwt", "pem", "sig", "goog",
-                         "vendor", "bearer"])
-    )  # fmt: skip
+        st.sampled_from(
+            [
+                "github",
+                "github_pat",
+                "google",
+                "aws",
+                "jwt",
+                "pem",
+                "sig",
+                "goog",
+                "vendor",
+                "bearer",
+            ]
+        )
+    )
     if kind == "vendor":
         # The issuers' own prefixes (OpenAI, Anthropic, Slack, Stripe, GitLab, Hugging Face,
         # npm, Google OAuth), each before a body of its own alphabet.
@@ -377,9 +398,14 @@ def test_a_toleration_s_key_is_a_label_and_shown() -> None:
 
 @pytest.mark.parametrize(
     "value",
-    ["sk-proj-XYZ", "https://storage.googleapis.com/b/o?X-Goog-Signature=abcdef",
-     "…?X-Goog-Signature=abcdef", "xoxb-1-2-abc", "Bearer abcdef123"],
-)  # fmt: skip
+    [
+        "sk-proj-XYZ",
+        "https://storage.googleapis.com/b/o?X-Goog-Signature=abcdef",
+        "…?X-Goog-Signature=abcdef",
+        "xoxb-1-2-abc",
+        "Bearer abcdef123",
+    ],
+)
 def test_the_misses_of_issue_32_are_hidden(value: str) -> None:
     secret = "XYZ" if value.startswith("sk-") else value.rpartition("=")[2].rpartition(" ")[2]
     secret = secret.rpartition("-")[2]
@@ -390,14 +416,28 @@ def test_the_misses_of_issue_32_are_hidden(value: str) -> None:
 # What is not a credential: the names of replicas, addresses, and paths, whatever words
 # their folders hold (an output folder named "secret-run" is no secret).
 _FOLDER_WORDS = st.sampled_from(
-    ["secret", "token", "auth", "key", "run", "my-secret-dir", "pwd", "api_key", "credentials",
-     "2026", "out", "password=x"]
-)  # fmt: skip
+    [
+        "secret",
+        "token",
+        "auth",
+        "key",
+        "run",
+        "my-secret-dir",
+        "pwd",
+        "api_key",
+        "credentials",
+        "2026",
+        "out",
+        "password=x",
+    ]
+)
 _PATHS = st.lists(_FOLDER_WORDS, min_size=1, max_size=4).map(lambda p: "/" + "/".join(p))
 _REPLICAS = st.lists(
     st.tuples(st.sampled_from(["chief", "worker", "ps", "evaluator"]), st.integers(0, 12)),
-    min_size=1, max_size=5, unique=True,
-)  # fmt: skip
+    min_size=1,
+    max_size=5,
+    unique=True,
+)
 
 
 @examples(300)

@@ -83,23 +83,36 @@ def test_wheel_installs_and_runs_vtrain_info(wheel: Path, tmp_path: Path) -> Non
         capture_output=True,
         text=True,
         cwd=tmp_path,  # not the source tree: the installed copy must be the one that runs
-        env={"PATH": str(env_dir / "bin"), "TF_CONFIG": '{"cluster": {"chief": ["c:1"], '
-             '"worker": ["w:1"]}, "task": {"type": "worker", "index": 0}}'},
+        env={
+            "PATH": str(env_dir / "bin"),
+            "TF_CONFIG": '{"cluster": {"chief": ["c:1"], '
+            '"worker": ["w:1"]}, "task": {"type": "worker", "index": 0}}',
+        },
         check=True,
-    )  # fmt: skip
+    )
     shown = json.loads(done.stdout)
     assert (shown["role"], shown["rank"], shown["num_trainers"]) == ("worker", 1, 2)
 
     declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     listed = subprocess.run(
-        [str(python), "-c", "import json\nfrom importlib.metadata import entry_points as e\n"
-         "print(json.dumps({p.name: p.value for p in e(group='vtrain.plugins')}))"],
-        capture_output=True, text=True, check=True, cwd=tmp_path,
-    )  # fmt: skip
+        [
+            str(python),
+            "-c",
+            "import json\nfrom importlib.metadata import entry_points as e\n"
+            "print(json.dumps({p.name: p.value for p in e(group='vtrain.plugins')}))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,
+    )
     assert json.loads(listed.stdout) == declared.get("entry-points", {}).get("vtrain.plugins", {})
     assert set(shown["plugins"]) == set(json.loads(listed.stdout))
     where = subprocess.run(
         [str(python), "-c", "import vtrain; print(vtrain.__file__)"],
-        capture_output=True, text=True, check=True, cwd=tmp_path,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,
+    )
     assert str(env_dir) in where.stdout

@@ -40,8 +40,9 @@ def test_dist_sync_workers_agree_with_one_process_and_worker_0_leads(
     platform: str, tmp_path: Path
 ) -> None:
     args = ["--epochs", "3", "--steps-per-epoch", "6"]
-    run = local_run(tmp_path / "out", ["--workers", "2", "--ps", "1", "--platform", platform],
-                    [EXAMPLE, *args])  # fmt: skip
+    run = local_run(
+        tmp_path / "out", ["--workers", "2", "--ps", "1", "--platform", platform], [EXAMPLE, *args]
+    )
     assert run.returncode == 0, run.output
     first = run.params("worker-0")
     assert run.params("worker-1") == first
@@ -67,11 +68,14 @@ def test_dist_sync_workers_agree_with_one_process_and_worker_0_leads(
     [
         (["--workers", "2", "--ps", "1"], ["--chief-trains"], ["chief-0", "worker-0", "worker-1"]),
         (["--workers", "2"], ["--servers-beside-workers"], ["worker-0", "worker-1"]),
-        (["--workers", "1"], ["--chief-trains", "--servers-beside-workers"],
-         ["chief-0", "worker-0"]),
+        (
+            ["--workers", "1"],
+            ["--chief-trains", "--servers-beside-workers"],
+            ["chief-0", "worker-0"],
+        ),
     ],
     ids=["chief trains", "servers beside workers", "both"],
-)  # fmt: skip
+)
 def test_placements_train_and_leave_no_child_behind(
     options: list[str], flags: list[str], trainers: list[str], tmp_path: Path
 ) -> None:
@@ -105,8 +109,13 @@ def test_placements_train_and_leave_no_child_behind(
 
 def test_workers_wait_for_a_scheduler_that_starts_20_s_late(tmp_path: Path) -> None:
     (tmp_path / "r").mkdir()
-    run = local_run(tmp_path / "out", ["--workers", "2", "--ps", "1"], JOB,
-                    RESULTS=str(tmp_path / "r"), LATE="chief:0:20")  # fmt: skip
+    run = local_run(
+        tmp_path / "out",
+        ["--workers", "2", "--ps", "1"],
+        JOB,
+        RESULTS=str(tmp_path / "r"),
+        LATE="chief:0:20",
+    )
     assert run.returncode == 0, run.output
     found = results(tmp_path / "r")
     assert sorted(found) == ["worker-0", "worker-1"]
@@ -119,8 +128,14 @@ def test_a_worker_that_fails_leaves_the_job_at_once(tmp_path: Path) -> None:
     # Its handle leaves MXNet's job without the barrier at exit, which waits for every
     # worker: the others never come there, and the job would hang instead of failing.
     (tmp_path / "r").mkdir()
-    run = local_run(tmp_path / "out", ["--workers", "2", "--ps", "1", "--max-restarts", "0"],
-                    JOB, timeout=120, RESULTS=str(tmp_path / "r"), FAIL="worker:1")  # fmt: skip
+    run = local_run(
+        tmp_path / "out",
+        ["--workers", "2", "--ps", "1", "--max-restarts", "0"],
+        JOB,
+        timeout=120,
+        RESULTS=str(tmp_path / "r"),
+        FAIL="worker:1",
+    )
     assert run.returncode == 1, run.output
     assert "worker-1 exited with 1 after 0 restarts" in run.output, run.output
     assert "RuntimeError: FAIL" in run.logs["worker-1"]
@@ -128,9 +143,12 @@ def test_a_worker_that_fails_leaves_the_job_at_once(tmp_path: Path) -> None:
 
 def test_a_killed_worker_resumes_from_the_last_checkpoint(tmp_path: Path) -> None:
     args = ["--epochs", "6", "--steps-per-epoch", "5"]
-    run = local_run(tmp_path / "out", ["--workers", "2", "--ps", "1",
-                                       "--restart-job-on-worker-restart"],
-                    [DIES_ONCE, *args], DIE_AFTER="3")  # fmt: skip
+    run = local_run(
+        tmp_path / "out",
+        ["--workers", "2", "--ps", "1", "--restart-job-on-worker-restart"],
+        [DIES_ONCE, *args],
+        DIE_AFTER="3",
+    )
     assert run.returncode == 0, run.output
     assert "worker-0 exited with SIGKILL; restarting every replica" in run.output, run.output
     assert [int(run.last(w, "resumed from epoch")) for w in ("worker-0", "worker-1")] == [3, 3]

@@ -32,8 +32,13 @@ def cluster(**pools: int) -> dict[str, list[str]]:
 def run_python(
     code: str, env: dict[str, str], timeout: float = 60
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", code], env=clean_env(**env),
-                          capture_output=True, text=True, timeout=timeout)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        env=clean_env(**env),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def test_an_unknown_kvstore_or_option_is_refused() -> None:
@@ -57,21 +62,26 @@ def test_an_unknown_kvstore_or_option_is_refused() -> None:
 def test_a_worker_whose_scheduler_never_comes_fails_with_the_address() -> None:
     spec = cluster(workerpool0=1, workerpool1=1, workerpool2=1)
     env = {"CLUSTER_SPEC": cluster_spec(spec, "workerpool1", 0)}
-    code = ("from datetime import timedelta; import vtrain\n"
-            "vtrain.plugins.get('mxnet').configure(wait=timedelta(seconds=2))")  # fmt: skip
+    code = (
+        "from datetime import timedelta; import vtrain\n"
+        "vtrain.plugins.get('mxnet').configure(wait=timedelta(seconds=2))"
+    )
     done = run_python(code, env)
     assert done.returncode == 1
     chief = spec["workerpool0"][0]
-    assert (f"LaunchError: DMLC_PS_ROOT_URI:DMLC_PS_ROOT_PORT: the MXNet scheduler did not "
-            f"answer within 2 s: no answer (Connection refused) (got '{chief}')"
-            in done.stderr), done.stderr  # fmt: skip
+    assert (
+        f"LaunchError: DMLC_PS_ROOT_URI:DMLC_PS_ROOT_PORT: the MXNet scheduler did not "
+        f"answer within 2 s: no answer (Connection refused) (got '{chief}')" in done.stderr
+    ), done.stderr
 
 
 def test_a_server_whose_scheduler_never_comes_fails_too() -> None:
     spec = cluster(workerpool0=1, workerpool1=1, workerpool2=1)
     env = {"CLUSTER_SPEC": cluster_spec(spec, "workerpool2", 0)}
-    code = ("from datetime import timedelta; import vtrain\n"
-            "vtrain.plugins.get('mxnet').configure(wait=timedelta(seconds=2))")  # fmt: skip
+    code = (
+        "from datetime import timedelta; import vtrain\n"
+        "vtrain.plugins.get('mxnet').configure(wait=timedelta(seconds=2))"
+    )
     done = run_python(code, env)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "the MXNet scheduler did not answer within 2 s" in done.stderr
@@ -88,8 +98,13 @@ def test_a_serving_replica_ends_at_sigterm_as_the_platform_reads_it(pool: str, s
     spec = cluster(workerpool0=1, workerpool1=1, workerpool2=1)
     env = clean_env(CLUSTER_SPEC=cluster_spec(spec, pool, 0))
     code = "import vtrain; vtrain.plugins.get('mxnet').configure()"
-    replica = subprocess.Popen([sys.executable, "-c", code], env=env, text=True,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    replica = subprocess.Popen(
+        [sys.executable, "-c", code],
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         assert replica.stderr is not None  # vtrain's log lines
         assert "serves mxnet until the job ends" in replica.stderr.readline()
@@ -109,15 +124,19 @@ def test_mxnet_imported_with_other_settings_is_refused() -> None:
     env = {"CLUSTER_SPEC": cluster_spec(spec, "workerpool1", 0), "DMLC_NUM_WORKER": "4"}
     done = run_python("import mxnet, vtrain; vtrain.plugins.get('mxnet').configure()", env)
     assert done.returncode == 1
-    assert ("ConfigError: DMLC_NUM_WORKER: MXNet was imported before configure(), with other "
-            "settings (got '4'); expected '1', as vtrain sets it for this replica. Hint: move "
-            "`import mxnet`" in done.stderr), done.stderr  # fmt: skip
+    assert (
+        "ConfigError: DMLC_NUM_WORKER: MXNet was imported before configure(), with other "
+        "settings (got '4'); expected '1', as vtrain sets it for this replica. Hint: move "
+        "`import mxnet`" in done.stderr
+    ), done.stderr
 
 
 def test_alone_there_is_no_kvstore_and_this_process_leads(tmp_path: Path) -> None:
-    code = ("import vtrain\nh = vtrain.plugins.get('mxnet').configure()\n"
-            "print(h.rank, h.world_size, h.kvstore, h.is_leader, "
-            "h.shard(list(range(5))))")  # fmt: skip
+    code = (
+        "import vtrain\nh = vtrain.plugins.get('mxnet').configure()\n"
+        "print(h.rank, h.world_size, h.kvstore, h.is_leader, "
+        "h.shard(list(range(5))))"
+    )
     done = run_python(code, {"VTRAIN_OUTPUT_DIR": str(tmp_path), "DMLC_ROLE": "server"})
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["0", "1", "None", "True", "[0,", "1,", "2,", "3,", "4]"]
@@ -150,10 +169,17 @@ def test_children_die_with_a_replica_killed_outright() -> None:
     # it waits in MXNet with both children running. SIGKILL to it alone (not its group).
     spec = cluster(workerpool0=1, workerpool1=1)
     env = clean_env(CLUSTER_SPEC=cluster_spec(spec, "workerpool0", 0))
-    code = ("import vtrain\nvtrain.plugins.get('mxnet').configure(chief_trains=True, "
-            "servers_beside_workers=True)")  # fmt: skip
-    replica = subprocess.Popen([sys.executable, "-c", code], env=env, start_new_session=True,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    code = (
+        "import vtrain\nvtrain.plugins.get('mxnet').configure(chief_trains=True, "
+        "servers_beside_workers=True)"
+    )
+    replica = subprocess.Popen(
+        [sys.executable, "-c", code],
+        env=env,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         children: list[int] = []
         for _ in range(600):

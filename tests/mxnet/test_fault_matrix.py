@@ -54,9 +54,13 @@ def cell(out: Path, fault: str | None, policy: str) -> tuple[CellRun, float]:
     """The cell's run, and the seconds from its kill to its end."""
     kill = [] if fault is None else ["--kill", MX_FAULTS[fault].format(at=KILL_AT)]
     run = run_cell(
-        out, ["--workers", "2", "--ps", "1", *POLICIES[policy], *kill], EXAMPLE,
-        start_line=START, timeout=TIMEOUT, lead="worker-0",
-    )  # fmt: skip
+        out,
+        ["--workers", "2", "--ps", "1", *POLICIES[policy], *kill],
+        EXAMPLE,
+        start_line=START,
+        timeout=TIMEOUT,
+        lead="worker-0",
+    )
     return run, time.time() - (run.killed_at or run.launched)
 
 
@@ -85,9 +89,11 @@ def test_cell_resumes_whole_or_stops_with_the_reason(
 ) -> None:
     run, took = cell(tmp_path, fault, policy)
     start = uninterrupted.first_step()
-    print(f"\nmxnet dist_sync | {fault} | {policy}: {run.figures()}; stopped or finished "
-          f"{took:.1f} s after the kill; cold start "
-          f"{'-' if start is None else f'{start:.1f} s'}")  # fmt: skip
+    print(
+        f"\nmxnet dist_sync | {fault} | {policy}: {run.figures()}; stopped or finished "
+        f"{took:.1f} s after the kill; cold start "
+        f"{'-' if start is None else f'{start:.1f} s'}"
+    )
     assert not run.timed_out, f"hung past {TIMEOUT} s:\n{run.shown()}"
     assert run.killed_at is not None and "nothing to kill" not in run.output, run.shown()
     who = MX_FAULTS[fault].split("@")[0].replace(":", "-")

@@ -58,8 +58,13 @@ def test_a_kvstore_waits_at_the_barrier_and_is_freed_with_or_without_the_exit_ba
 @pytest.mark.parametrize("on_kvstore", [False, True])
 def test_where_a_trainer_runs_its_optimizer(on_kvstore: bool) -> None:
     net = dense()
-    trainer = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1},
-                            kvstore="local", update_on_kvstore=on_kvstore)  # fmt: skip
+    trainer = gluon.Trainer(
+        net.collect_params(),
+        "sgd",
+        {"learning_rate": 0.1},
+        kvstore="local",
+        update_on_kvstore=on_kvstore,
+    )
     assert internals.trainer_kvstore(trainer) is None  # made at the first step
     assert internals.states_are_local(trainer) is not on_kvstore
     assert internals.trainer_kvstore(trainer).type == "local"

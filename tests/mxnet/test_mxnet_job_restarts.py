@@ -27,9 +27,13 @@ def test_a_worker_lost_mid_job_stops_the_job_with_the_reason_instead_of_hanging(
     tmp_path: Path,
 ) -> None:
     start = time.monotonic()
-    run = local_run(tmp_path / "out", ["--workers", "2", "--ps", "1"],
-                    [DIES_ONCE, "--epochs", "6", "--steps-per-epoch", "5"],
-                    timeout=120, DIE_AFTER="2")  # fmt: skip
+    run = local_run(
+        tmp_path / "out",
+        ["--workers", "2", "--ps", "1"],
+        [DIES_ONCE, "--epochs", "6", "--steps-per-epoch", "5"],
+        timeout=120,
+        DIE_AFTER="2",
+    )
     took = time.monotonic() - start
     assert run.returncode == 137, run.output  # the worker's SIGKILL, as a shell says it
     said = (

@@ -37,12 +37,20 @@ def test_the_flag_key_is_one_no_other_part_of_the_plugin_uses() -> None:
 def test_a_sigterm_commits_that_step_exits_143_and_the_rerun_ends_as_an_uninterrupted_one(
     tmp_path: Path,
 ) -> None:
-    env = clean_env(VTRAIN_OUTPUT_DIR=str(tmp_path / "out"), SIGTERM_AT="6",
-                    CLOUD_ML_HP_METRIC_FILE=str(tmp_path / "m"))  # fmt: skip
+    env = clean_env(
+        VTRAIN_OUTPUT_DIR=str(tmp_path / "out"),
+        SIGTERM_AT="6",
+        CLOUD_ML_HP_METRIC_FILE=str(tmp_path / "m"),
+    )
 
     def run() -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, SIGTERM_AT, *ARGS], env=env,
-                              capture_output=True, text=True, timeout=300)  # fmt: skip
+        return subprocess.run(
+            [sys.executable, SIGTERM_AT, *ARGS],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
 
     first = run()
     assert first.returncode == EXIT_STATUS, first.stdout + first.stderr
@@ -69,9 +77,13 @@ def test_one_worker_s_sigterm_stops_every_worker_after_the_same_step_and_the_job
     # No step delay: a step takes milliseconds, so the workers sum their flags every
     # tens of steps, and the worker of rank 1 gets SIGTERM between two sums.
     args = ["--epochs", "3", "--steps-per-epoch", "200"]
-    run = local_run(tmp_path / "out", ["--workers", "2", "--ps", "1",
-                                       "--restart-job-on-worker-restart"],
-                    [SIGTERM_AT, *args], SIGTERM_AT="150", SIGTERM_RANK="1")  # fmt: skip
+    run = local_run(
+        tmp_path / "out",
+        ["--workers", "2", "--ps", "1", "--restart-job-on-worker-restart"],
+        [SIGTERM_AT, *args],
+        SIGTERM_AT="150",
+        SIGTERM_RANK="1",
+    )
     assert run.returncode == 0, run.output
     step = int(run.output.split("preempted (SIGTERM): committed step ")[1].split()[0])
     assert 150 <= step < 600, run.output

@@ -40,8 +40,10 @@ def write_split(folder: Path, files: int, records: int) -> list[int]:
 
 
 def alone(tmp_path: Path) -> Any:
-    env = {"AIP_CHECKPOINT_DIR": str(tmp_path / "ckpt"),
-           "AIP_TRAINING_DATA_URI": str(tmp_path / "data" / "*.jsonl")}  # fmt: skip
+    env = {
+        "AIP_CHECKPOINT_DIR": str(tmp_path / "ckpt"),
+        "AIP_TRAINING_DATA_URI": str(tmp_path / "data" / "*.jsonl"),
+    }
     return vtrain.plugins.get("mxnet").configure(environ=env)
 
 
@@ -67,8 +69,9 @@ def test_a_commit_holds_the_position_and_a_resume_reads_only_the_rest(
 
     found = handle.resume(net)
     assert found.done == 2 and found.data is not None
-    rest = handle.batches(handle.stream(resume=found, shuffle_seed=3, buffer=4),
-                              data=["x"], label="id", batch_size=4)  # fmt: skip
+    rest = handle.batches(
+        handle.stream(resume=found, shuffle_seed=3, buffer=4), data=["x"], label="id", batch_size=4
+    )
     rest.reset()  # before the first batch: the resumed epoch keeps its place
     after = [int(i) for b in rest for i in b.label[0].asnumpy()[: 4 - b.pad]]
     assert sorted(seen + after) == every
@@ -108,8 +111,9 @@ def test_a_worker_out_of_records_pads_while_another_reads_on() -> None:
     # The epoch ends when no worker has a batch: a short one discarded counts as none.
     assert [b.pad for b in batches_of([1, 2, 3], [0, 0], "discard")] == [0]
     # Alone in the job, a RecordIter asks nobody: its own records decide.
-    assert [b.pad for b in RecordIter(lambda: iter([{"x": 1}]), data=["x"], label=None,
-                                      batch_size=2)] == [1]  # fmt: skip
+    assert [
+        b.pad for b in RecordIter(lambda: iter([{"x": 1}]), data=["x"], label=None, batch_size=2)
+    ] == [1]
 
 
 class Epochs:
@@ -140,11 +144,17 @@ def test_the_workers_sum_their_flags_once_keyed_and_a_server_optimizer_is_refuse
     assert workers_with_records(kvstore, False, 1) == 0  # the key initialised once
     with_optimizer = mx.kv.create("local")
     with_optimizer.set_optimizer(mx.optimizer.SGD(learning_rate=0.1))
-    with pytest.raises(UsageError, match=rf"^kvstore key {MORE_KEY}: the kvstore's servers "
-                       r"changed the sum .* \(got -0\.1.*update_on_kvstore=True"):  # fmt: skip
+    with pytest.raises(
+        UsageError,
+        match=rf"^kvstore key {MORE_KEY}: the kvstore's servers "
+        r"changed the sum .* \(got -0\.1.*update_on_kvstore=True",
+    ):
         workers_with_records(with_optimizer, True, 1)
-    with pytest.raises(UsageError, match=r"changed the sum .* \(got 3\.0\); expected a whole "
-                       r"count from 1 to 2"):  # fmt: skip
+    with pytest.raises(
+        UsageError,
+        match=r"changed the sum .* \(got 3\.0\); expected a whole "
+        r"count from 1 to 2",
+    ):
         check_count(3.0, True, 2)
 
 
@@ -159,11 +169,17 @@ def test_dist_sync_killed_on_3_workers_resumes_on_2_and_trains_each_record_once(
     results.mkdir()
     env = {"AIP_TRAINING_DATA_URI": str(tmp_path / "data" / "*.jsonl")}
     out = tmp_path / "out"
-    first = local_run(out, ["--workers", "3", "--ps", "1", "--max-restarts", "0"],
-                      [SCRIPT, str(results), "1", "3"], timeout=120, **env)  # fmt: skip
+    first = local_run(
+        out,
+        ["--workers", "3", "--ps", "1", "--max-restarts", "0"],
+        [SCRIPT, str(results), "1", "3"],
+        timeout=120,
+        **env,
+    )
     assert first.returncode != 0, first.output  # killed mid-epoch
-    second = local_run(out, ["--workers", "2", "--ps", "1"], [SCRIPT, str(results), "2"],
-                       timeout=120, **env)  # fmt: skip
+    second = local_run(
+        out, ["--workers", "2", "--ps", "1"], [SCRIPT, str(results), "2"], timeout=120, **env
+    )
     assert second.returncode == 0, second.output
     said = "".join(second.logs.values())  # the leader's: a worker, the chief schedules
     assert "resumed step 3 from 3 workers on 2; 36 records read in epoch 0" in said

@@ -75,13 +75,16 @@ def configure(pool: str, scheduler: str) -> subprocess.CompletedProcess[str]:
     [
         (b"", "workerpool1", "something listens there but said nothing in 1 s"),
         (b"", "workerpool2", "something listens there but said nothing in 1 s"),
-        (b"SSH-2.0-OpenSSH_9.6\r\n", "workerpool1",
-         # The first ten bytes are read: as many as ZeroMQ's greeting has.
-         r"something else answers there \(b'SSH-2\.0-Op'\), not a ZeroMQ peer"),
+        (
+            b"SSH-2.0-OpenSSH_9.6\r\n",
+            "workerpool1",
+            # The first ten bytes are read: as many as ZeroMQ's greeting has.
+            r"something else answers there \(b'SSH-2\.0-Op'\), not a ZeroMQ peer",
+        ),
     ],
     indirect=["listener"],
     ids=["silent-to-a-worker", "silent-to-a-server", "another-program"],
-)  # fmt: skip
+)
 def test_another_program_on_the_schedulers_port_ends_the_wait_at_the_deadline(
     listener: str, pool: str, problem: str
 ) -> None:

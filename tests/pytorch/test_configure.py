@@ -52,8 +52,14 @@ def test_unknown_options_and_backends_are_refused() -> None:
     plugin = vtrain.plugins.get("pytorch")
     with pytest.raises(UsageError, match=r"pytorch.configure: unknown option \(got \['nprocs'\]\)"):
         plugin.configure(environ={}, nprocs=2)
-    env = {"TF_CONFIG": json.dumps({"cluster": {"chief": ["127.0.0.1:1"], "worker": ["h:2"]},
-                                    "task": {"type": "chief", "index": 0}})}  # fmt: skip
+    env = {
+        "TF_CONFIG": json.dumps(
+            {
+                "cluster": {"chief": ["127.0.0.1:1"], "worker": ["h:2"]},
+                "task": {"type": "chief", "index": 0},
+            }
+        )
+    }
     with pytest.raises(UsageError, match=r"backend: unknown backend \(got 'mpi'\)"):
         plugin.configure(environ=env, backend="mpi")
 

@@ -81,8 +81,9 @@ def test_three_loader_workers_read_the_share_once(
 
 def test_alone_the_dataset_reads_the_whole_share_through_the_transform(tmp_path: Path) -> None:
     every = write_split(tmp_path, "training", 3, 2)
-    dataset = ShareDataset(files(rank=0, world_size=1, uri=str(tmp_path / "*"), environ={}),
-                           transform=tag)  # fmt: skip
+    dataset = ShareDataset(
+        files(rank=0, world_size=1, uri=str(tmp_path / "*"), environ={}), transform=tag
+    )
     assert list(dataset) == [(name, -1) for name in flat(every)]
     again = pickle.loads(pickle.dumps(dataset))
     assert list(again) == list(dataset) and again.share == dataset.share
@@ -119,8 +120,11 @@ def test_off_the_world_vtrain_data_decides(
     tmp_path: Path, role: str, split: str, reads: int
 ) -> None:
     write_split(tmp_path, split, 3, 1)
-    env = {**env_of(role), "AIP_TRAINING_DATA_URI": str(tmp_path / "*"),
-           "AIP_VALIDATION_DATA_URI": str(tmp_path / "*")}  # fmt: skip
+    env = {
+        **env_of(role),
+        "AIP_TRAINING_DATA_URI": str(tmp_path / "*"),
+        "AIP_VALIDATION_DATA_URI": str(tmp_path / "*"),
+    }
     dataset = handle_of(ClusterInfo.from_env(env), None, env).dataset(split)
     assert len(list(DataLoader(dataset, batch_size=None, num_workers=2))) == reads
 
@@ -156,9 +160,14 @@ def test_two_ranks_by_two_loader_workers_read_every_record_once_per_epoch(tmp_pa
     training = flat(write_split(tmp_path / "t", "training", 5, 3))
     validation = flat(write_split(tmp_path / "v", "validation", 1, 10))
     (tmp_path / "r").mkdir()
-    run = local_run(tmp_path / "out", ["--workers", "1"], SCRIPT, RESULTS=str(tmp_path / "r"),
-                    AIP_TRAINING_DATA_URI=str(tmp_path / "t" / "*.jsonl"),
-                    AIP_VALIDATION_DATA_URI=str(tmp_path / "v" / "*.jsonl"))  # fmt: skip
+    run = local_run(
+        tmp_path / "out",
+        ["--workers", "1"],
+        SCRIPT,
+        RESULTS=str(tmp_path / "r"),
+        AIP_TRAINING_DATA_URI=str(tmp_path / "t" / "*.jsonl"),
+        AIP_VALIDATION_DATA_URI=str(tmp_path / "v" / "*.jsonl"),
+    )
     assert run.returncode == 0, run.output
     ranks = [json.loads((tmp_path / "r" / f"rank-{r}.json").read_text()) for r in (0, 1)]
     for r, result in enumerate(ranks):

@@ -22,8 +22,12 @@ def trainers(found: list[dict[str, object]]) -> list[dict[str, object]]:
 
 def test_all_reduce_across_three_processes_ps_and_evaluator_outside(tmp_path: Path) -> None:
     (tmp_path / "r").mkdir()
-    run = local_run(tmp_path / "out", ["--workers", "2", "--ps", "1", "--evaluators", "1"],
-                    ALLREDUCE, RESULTS=str(tmp_path / "r"))  # fmt: skip
+    run = local_run(
+        tmp_path / "out",
+        ["--workers", "2", "--ps", "1", "--evaluators", "1"],
+        ALLREDUCE,
+        RESULTS=str(tmp_path / "r"),
+    )
     assert run.returncode == 0, run.output
     found = results(tmp_path / "r")
     in_world = trainers(found)
@@ -35,8 +39,12 @@ def test_all_reduce_across_three_processes_ps_and_evaluator_outside(tmp_path: Pa
 @pytest.mark.parametrize("platform", ["vertex", "aiplatform", "kubeflow", "torchrun"])
 def test_every_platforms_variables_give_the_right_ranks(platform: str, tmp_path: Path) -> None:
     (tmp_path / "r").mkdir()
-    run = local_run(tmp_path / "out", ["--workers", "2", "--platform", platform], ALLREDUCE,
-                    RESULTS=str(tmp_path / "r"))  # fmt: skip
+    run = local_run(
+        tmp_path / "out",
+        ["--workers", "2", "--platform", platform],
+        ALLREDUCE,
+        RESULTS=str(tmp_path / "r"),
+    )
     assert run.returncode == 0, run.output
     in_world = trainers(results(tmp_path / "r"))
     assert [(r["role"], r["rank"], r["sum"]) for r in in_world] == [
@@ -52,8 +60,13 @@ def test_a_replica_that_starts_20_s_late_still_joins(late: str, tmp_path: Path) 
     # A late chief: the workers wait for it to resolve and listen (vtrain's rendezvous).
     # A late worker: the chief waits for it inside init_process_group (the long timeout).
     (tmp_path / "r").mkdir()
-    run = local_run(tmp_path / "out", ["--workers", "2"], ALLREDUCE,
-                    RESULTS=str(tmp_path / "r"), LATE=f"{late}:20")  # fmt: skip
+    run = local_run(
+        tmp_path / "out",
+        ["--workers", "2"],
+        ALLREDUCE,
+        RESULTS=str(tmp_path / "r"),
+        LATE=f"{late}:20",
+    )
     assert run.returncode == 0, run.output
     in_world = trainers(results(tmp_path / "r"))
     assert [(r["rank"], r["sum"]) for r in in_world] == [(0, 6.0), (1, 6.0), (2, 6.0)]
@@ -92,18 +105,22 @@ def test_a_killed_chief_resumes_from_the_last_checkpoint(tmp_path: Path) -> None
     assert resumed % 10 == 0
     chief = run.params("chief-0")
     assert run.params("worker-0") == chief and run.params("worker-1") == chief
-    uninterrupted = run_alone(tmp_path / "alone", [EXAMPLE, "--steps", "1000",
-                                                   "--global-batch-size", "48"])  # fmt: skip
-    assert chief == pytest.approx(final_parameters(uninterrupted),
-                                  rel=1e-5, abs=1e-6)  # fmt: skip
+    uninterrupted = run_alone(
+        tmp_path / "alone", [EXAMPLE, "--steps", "1000", "--global-batch-size", "48"]
+    )
+    assert chief == pytest.approx(final_parameters(uninterrupted), rel=1e-5, abs=1e-6)
 
 
 @pytest.mark.parametrize("platform", ["vertex", "kubeflow"])
 def test_two_processes_per_machine_get_global_ranks(platform: str, tmp_path: Path) -> None:
     (tmp_path / "r").mkdir()
     launch = ["-m", "vtrain_pytorch.launch", "--nproc-per-node", "2", *ALLREDUCE]
-    run = local_run(tmp_path / "out", ["--workers", "1", "--platform", platform], launch,
-                    RESULTS=str(tmp_path / "r"))  # fmt: skip
+    run = local_run(
+        tmp_path / "out",
+        ["--workers", "1", "--platform", platform],
+        launch,
+        RESULTS=str(tmp_path / "r"),
+    )
     assert run.returncode == 0, run.output
     in_world = trainers(results(tmp_path / "r"))
     assert [(r["role"], r["rank"], r["sum"], r["world_size"]) for r in in_world] == [

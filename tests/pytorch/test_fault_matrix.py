@@ -41,9 +41,13 @@ def cell(
 ) -> CellRun:
     kill = [] if fault is None else ["--kill", FAULTS[fault].format(at=KILL_AT)]
     return run_cell(
-        out, ["--workers", "1", *POLICIES[policy], *kill], command,
-        start_line=start, timeout=TIMEOUT, **env,
-    )  # fmt: skip
+        out,
+        ["--workers", "1", *POLICIES[policy], *kill],
+        command,
+        start_line=start,
+        timeout=TIMEOUT,
+        **env,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -56,8 +60,10 @@ def ddp_uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> CellRun:
 def report(framework: str, fault: str, policy: str, run: CellRun, cold: CellRun) -> None:
     """The cell's figures, for `pytest -s` and the CI log."""
     start = cold.first_step()
-    print(f"\n{framework} | {fault} | {policy}: {run.figures()}; "
-          f"cold start {'-' if start is None else f'{start:.1f} s'}")  # fmt: skip
+    print(
+        f"\n{framework} | {fault} | {policy}: {run.figures()}; "
+        f"cold start {'-' if start is None else f'{start:.1f} s'}"
+    )
 
 
 def check_resumed(
@@ -113,8 +119,14 @@ def test_ddp_cell_resumes_to_the_uninterrupted_parameters(
 
 @pytest.fixture(scope="module")
 def lightning_cold(tmp_path_factory: pytest.TempPathFactory) -> CellRun:
-    run = cell(tmp_path_factory.mktemp("lightning-whole"), None, "replica", LIGHTNING,
-               LIGHTNING_START, TICK_DELAY="0.2")  # fmt: skip
+    run = cell(
+        tmp_path_factory.mktemp("lightning-whole"),
+        None,
+        "replica",
+        LIGHTNING,
+        LIGHTNING_START,
+        TICK_DELAY="0.2",
+    )
     assert run.returncode == 0, run.output
     return run
 

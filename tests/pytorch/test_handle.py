@@ -134,9 +134,11 @@ def test_alone_a_step_saved_with_extra_resumes_with_it_and_logs_one_line(
         where = handle.save_checkpoint(7, model, note="x")
     fresh = torch.nn.Linear(2, 1)
     caplog.clear()
-    found = vtrain.plugins.get("pytorch").configure(
-        environ={"AIP_CHECKPOINT_DIR": str(tmp_path)}
-    ).resume(fresh)
+    found = (
+        vtrain.plugins.get("pytorch")
+        .configure(environ={"AIP_CHECKPOINT_DIR": str(tmp_path)})
+        .resume(fresh)
+    )
     assert (found.done, found.uri, dict(found.extra)) == (7, where, {"note": "x"})
     assert torch.equal(fresh.weight, model.weight)
     assert caplog.messages == [f"vtrain: resumed from {where} (7 done)"]

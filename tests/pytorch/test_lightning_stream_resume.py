@@ -61,16 +61,19 @@ class Ids(L.LightningModule):
 
 def fit(tmp_path: Path, model: Ids, epochs: int = 1) -> Any:
     """One process: resume the newest commit under `tmp_path`, fit on the stream's rest."""
-    env = {"AIP_CHECKPOINT_DIR": str(tmp_path / "ckpt"),
-           "AIP_TENSORBOARD_LOG_DIR": str(tmp_path / "logs"),
-           "AIP_TRAINING_DATA_URI": str(tmp_path / "data" / "*.jsonl")}  # fmt: skip
+    env = {
+        "AIP_CHECKPOINT_DIR": str(tmp_path / "ckpt"),
+        "AIP_TENSORBOARD_LOG_DIR": str(tmp_path / "logs"),
+        "AIP_TRAINING_DATA_URI": str(tmp_path / "data" / "*.jsonl"),
+    }
     handle = vtrain.plugins.get("pytorch").configure(environ=env)
     options = trainer_options(handle=handle, every_n_train_steps=2)
     ckpt = resume_path(options)
     stream = handle.stream(resume=resumed(options), shuffle_seed=3, buffer=8)
     loader = StreamLoader(stream, batch_size=3, collate_fn=ids_of)
-    trainer = L.Trainer(max_epochs=epochs, enable_progress_bar=False,
-                        enable_model_summary=False, **options)  # fmt: skip
+    trainer = L.Trainer(
+        max_epochs=epochs, enable_progress_bar=False, enable_model_summary=False, **options
+    )
     try:
         trainer.fit(model, loader, ckpt_path=ckpt)
     finally:
@@ -136,8 +139,12 @@ def test_ddp_killed_on_3_processes_resumes_on_2_and_trains_each_record_once(
     results.mkdir()
     env = {"RESULTS": str(results), "AIP_TRAINING_DATA_URI": str(tmp_path / "data" / "*.jsonl")}
     out = tmp_path / "out"
-    first = local_run(out, ["--workers", "2", "--max-restarts", "0"],
-                      [SCRIPT, "--run", "1", "--die-after", "7"], **env)  # fmt: skip
+    first = local_run(
+        out,
+        ["--workers", "2", "--max-restarts", "0"],
+        [SCRIPT, "--run", "1", "--die-after", "7"],
+        **env,
+    )
     assert first.returncode != 0, first.output  # killed mid-epoch
     second = local_run(out, ["--workers", "1"], [SCRIPT, "--run", "2"], **env)
     assert second.returncode == 0, second.output

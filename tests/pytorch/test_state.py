@@ -55,8 +55,11 @@ def test_the_model_goes_to_the_trial_of_the_cluster(
 ) -> None:
     # The trial comes from CLUSTER_SPEC alone (no CLOUD_ML_TRIAL_ID): model and checkpoints
     # must both land in that trial's folder.
-    spec = {"cluster": {"workerpool0": ["127.0.0.1:1"]}, "task": {"type": "workerpool0",
-            "index": 0, "trial": "3"}, "environment": "cloud"}  # fmt: skip
+    spec = {
+        "cluster": {"workerpool0": ["127.0.0.1:1"]},
+        "task": {"type": "workerpool0", "index": 0, "trial": "3"},
+        "environment": "cloud",
+    }
     # configure() writes RANK & co. into os.environ: give it a copy that the test throws away.
     env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "TMPDIR")}
     env.update(CLUSTER_SPEC=json.dumps(spec), VTRAIN_OUTPUT_DIR=str(tmp_path))
@@ -109,8 +112,12 @@ def test_the_example_run_twice_alone_starts_fresh_each_time(tmp_path: Path) -> N
     for _ in range(2):
         done = subprocess.run(
             [sys.executable, example, "--steps", "20"],
-            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
-        )  # fmt: skip
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert done.returncode == 0, done.stdout + done.stderr
         assert "starting at step 0" in done.stdout
         assert "resumed" not in done.stdout
@@ -151,8 +158,9 @@ def test_a_background_save_holds_the_weights_of_the_call(
     trained_on.set()
     state.wait()
     fresh = torch.nn.Linear(64, 64)
-    restored = TrainingState(fresh, torch.optim.SGD(fresh.parameters(), lr=0.1, momentum=0.9),
-                             manager=manager)  # fmt: skip
+    restored = TrainingState(
+        fresh, torch.optim.SGD(fresh.parameters(), lr=0.1, momentum=0.9), manager=manager
+    )
     assert restored.restore() == 1
     for key, value in fresh.state_dict().items():
         assert torch.equal(value, expected[key]), key

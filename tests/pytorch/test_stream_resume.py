@@ -36,8 +36,10 @@ def write_split(folder: Path, name: str, files: int, records: int) -> list[int]:
 
 def alone(tmp_path: Path) -> Any:
     """A one-process handle whose checkpoints and training split are under `tmp_path`."""
-    env = {"AIP_CHECKPOINT_DIR": str(tmp_path / "ckpt"),
-           "AIP_TRAINING_DATA_URI": str(tmp_path / "data" / "*.jsonl")}  # fmt: skip
+    env = {
+        "AIP_CHECKPOINT_DIR": str(tmp_path / "ckpt"),
+        "AIP_TRAINING_DATA_URI": str(tmp_path / "data" / "*.jsonl"),
+    }
     return vtrain.plugins.get("pytorch").configure(environ=env)
 
 
@@ -129,8 +131,12 @@ def test_ddp_killed_on_3_processes_resumes_on_2_and_trains_each_record_once(
     results.mkdir()
     env = {"RESULTS": str(results), "AIP_TRAINING_DATA_URI": str(tmp_path / "data" / "*.jsonl")}
     out = tmp_path / "out"
-    first = local_run(out, ["--workers", "2", "--max-restarts", "0"],
-                      [SCRIPT, "--run", "1", "--die-after", "10"], **env)  # fmt: skip
+    first = local_run(
+        out,
+        ["--workers", "2", "--max-restarts", "0"],
+        [SCRIPT, "--run", "1", "--die-after", "10"],
+        **env,
+    )
     assert first.returncode != 0, first.output  # killed mid-epoch
     second = local_run(out, ["--workers", "1"], [SCRIPT, "--run", "2"], **env)
     assert second.returncode == 0, second.output

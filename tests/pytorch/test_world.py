@@ -31,9 +31,16 @@ def test_two_machines_of_eight_gpus_number_ranks_0_to_15() -> None:
 
 def test_torchrun_inside_a_vertex_replica_uses_its_local_rank() -> None:
     # torchrun across the 3 machines, 4 processes each: its RANK is the process's rank.
-    env = {"TORCHELASTIC_RUN_ID": "r", "LOCAL_RANK": "3", "LOCAL_WORLD_SIZE": "4",
-           "RANK": "11", "WORLD_SIZE": "12", "GROUP_RANK": "2", "MASTER_ADDR": "x",
-           "MASTER_PORT": "1"}  # fmt: skip
+    env = {
+        "TORCHELASTIC_RUN_ID": "r",
+        "LOCAL_RANK": "3",
+        "LOCAL_WORLD_SIZE": "4",
+        "RANK": "11",
+        "WORLD_SIZE": "12",
+        "GROUP_RANK": "2",
+        "MASTER_ADDR": "x",
+        "MASTER_PORT": "1",
+    }
     info = vertex("workerpool1", 1, **env)  # machine rank 2 of 3
     world = World.from_cluster(info)
     assert (world.rank, world.world_size, world.node_rank) == (2 * 4 + 3, 12, 2)
@@ -41,9 +48,15 @@ def test_torchrun_inside_a_vertex_replica_uses_its_local_rank() -> None:
 
 def test_torchrun_ranks_are_final() -> None:
     env = {
-        "TORCHELASTIC_RUN_ID": "r", "RANK": "13", "LOCAL_RANK": "5", "WORLD_SIZE": "16",
-        "LOCAL_WORLD_SIZE": "8", "GROUP_RANK": "1", "MASTER_ADDR": "n0", "MASTER_PORT": "29400",
-    }  # fmt: skip
+        "TORCHELASTIC_RUN_ID": "r",
+        "RANK": "13",
+        "LOCAL_RANK": "5",
+        "WORLD_SIZE": "16",
+        "LOCAL_WORLD_SIZE": "8",
+        "GROUP_RANK": "1",
+        "MASTER_ADDR": "n0",
+        "MASTER_PORT": "29400",
+    }
     world = World.from_cluster(ClusterInfo.from_env(env))
     assert (world.rank, world.world_size, world.local_rank, world.node_rank) == (13, 16, 5, 1)
     assert (world.master_addr, world.master_port, world.num_nodes) == ("n0", 29400, 2)
@@ -52,8 +65,14 @@ def test_torchrun_ranks_are_final() -> None:
 
 
 def test_kubeflow_pods_count_as_machines_not_processes() -> None:
-    env = {"MASTER_ADDR": "job-master-0", "MASTER_PORT": "23456", "WORLD_SIZE": "16",
-           "RANK": "1", "PET_NPROC_PER_NODE": "8", "PET_NNODES": "2"}  # fmt: skip
+    env = {
+        "MASTER_ADDR": "job-master-0",
+        "MASTER_PORT": "23456",
+        "WORLD_SIZE": "16",
+        "RANK": "1",
+        "PET_NPROC_PER_NODE": "8",
+        "PET_NNODES": "2",
+    }
     info = ClusterInfo.from_env(env)
     # Started without torchrun: one process per pod, unless told otherwise.
     assert World.from_cluster(info, environ=env).world_size == 2
@@ -71,10 +90,15 @@ def test_the_platforms_master_variables_win_over_the_cluster_address() -> None:
 def test_env_holds_every_variable_torch_reads() -> None:
     world = World.from_cluster(vertex("workerpool1", 1), nproc_per_node=2, local_rank=1)
     assert world.env() == {
-        "MASTER_ADDR": "cmle-training-workerpool0-ab-0", "MASTER_PORT": "2222",
-        "WORLD_SIZE": "6", "RANK": "5", "LOCAL_RANK": "1", "LOCAL_WORLD_SIZE": "2",
-        "NODE_RANK": "2", "GROUP_RANK": "2",
-    }  # fmt: skip
+        "MASTER_ADDR": "cmle-training-workerpool0-ab-0",
+        "MASTER_PORT": "2222",
+        "WORLD_SIZE": "6",
+        "RANK": "5",
+        "LOCAL_RANK": "1",
+        "LOCAL_WORLD_SIZE": "2",
+        "NODE_RANK": "2",
+        "GROUP_RANK": "2",
+    }
 
 
 @pytest.mark.parametrize(("pool", "role"), [("workerpool2", "ps"), ("workerpool3", "evaluator")])

@@ -186,8 +186,16 @@ TRAINJOB_CRD_PATH = (
     "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/trainjobs.trainer.kubeflow.org"
 )
 # TrainJob's spec fields in Trainer v2.1.0; v2.2.0 adds runtimePatches and activeDeadlineSeconds.
-TRAINJOB_SPEC_V2_1 = ("runtimeRef", "trainer", "initializer", "labels", "annotations",
-                      "podSpecOverrides", "suspend", "managedBy")  # fmt: skip
+TRAINJOB_SPEC_V2_1 = (
+    "runtimeRef",
+    "trainer",
+    "initializer",
+    "labels",
+    "annotations",
+    "podSpecOverrides",
+    "suspend",
+    "managedBy",
+)
 
 
 def trainjob_crd(*spec_fields: str) -> dict[str, Any]:
@@ -206,11 +214,15 @@ def trainjob_crd(*spec_fields: str) -> dict[str, Any]:
             "names": {"kind": "TrainJob", "plural": "trainjobs"},
             "scope": "Namespaced",
             "versions": [
-                {"name": "v1alpha1", "served": True, "storage": True,
-                 "schema": {"openAPIV3Schema": schema}}
+                {
+                    "name": "v1alpha1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {"openAPIV3Schema": schema},
+                }
             ],
         },
-    }  # fmt: skip
+    }
 
 
 @pytest.fixture

@@ -23,8 +23,9 @@ CONFIGS = ("masterConfig", "workerConfig", "parameterServerConfig", "evaluatorCo
 
 
 def render(vtrain: Run, *command: str) -> dict[str, Any]:
-    done = vtrain("render", "aiplatform", "--name", "j", *TOPOLOGY, *IMAGE, "--format", "json",
-                  "--", *command)  # fmt: skip
+    done = vtrain(
+        "render", "aiplatform", "--name", "j", *TOPOLOGY, *IMAGE, "--format", "json", "--", *command
+    )
     assert done.status == 0, done.err
     document: dict[str, Any] = json.loads(done.out)
     return document
@@ -58,8 +59,10 @@ def test_args_alone_go_to_the_image_s_entrypoint_through_training_input(vtrain: 
     document = render(vtrain, "--epochs", "3")
     training = document["trainingInput"]
     assert training["args"] == ["--epochs", "3"]
-    assert all("containerCommand" not in training[c] and "containerArgs" not in training[c]
-               for c in CONFIGS)  # fmt: skip
+    assert all(
+        "containerCommand" not in training[c] and "containerArgs" not in training[c]
+        for c in CONFIGS
+    )
     assert schema_problems(document) == []
     command_only = render(vtrain, "python")["trainingInput"]
     assert "args" not in command_only and "containerArgs" not in command_only["masterConfig"]
@@ -107,26 +110,72 @@ def test_a_config_yaml_of_the_old_shape_is_refused_by_submit_and_the_rehearsal(
         ".trainingInput.args" in done.err
     )
     rehearsed = subprocess.run(
-        [sys.executable, "-m", "vtrain", "local", "run", "--job", str(path), "--output-dir",
-         str(tmp_path / "out"), "--", sys.executable, "-c", "pass"],
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "vtrain",
+            "local",
+            "run",
+            "--job",
+            str(path),
+            "--output-dir",
+            str(tmp_path / "out"),
+            "--",
+            sys.executable,
+            "-c",
+            "pass",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert rehearsed.returncode == 2 and "mutually exclusive" in rehearsed.stderr
 
 
 def test_the_rehearsal_runs_each_role_s_command_and_args(vtrain: Run, tmp_path: Path) -> None:
     job, rec, out = tmp_path / "config.json", tmp_path / "rec", tmp_path / "out"
     record = str(Path(__file__).parent / "replicas" / "record.py")
-    done = vtrain("render", "aiplatform", "--name", "j", "--workers", "1", "--image", "i",
-                  "--output-dir", "gs://bucket/run", "--format", "json", "-o", str(job), "--",
-                  sys.executable, record, str(rec), "2", "--epochs", "3")  # fmt: skip
+    done = vtrain(
+        "render",
+        "aiplatform",
+        "--name",
+        "j",
+        "--workers",
+        "1",
+        "--image",
+        "i",
+        "--output-dir",
+        "gs://bucket/run",
+        "--format",
+        "json",
+        "-o",
+        str(job),
+        "--",
+        sys.executable,
+        record,
+        str(rec),
+        "2",
+        "--epochs",
+        "3",
+    )
     assert done.status == 0, done.err
     assert "containerArgs" in json.loads(job.read_text())["trainingInput"]["workerConfig"]
     ran = subprocess.run(
-        [sys.executable, "-m", "vtrain", "local", "run", "--job", str(job), "--output-dir",
-         str(out)],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "vtrain",
+            "local",
+            "run",
+            "--job",
+            str(job),
+            "--output-dir",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert ran.returncode == 0, ran.stderr
     for replica in ("chief-0", "worker-0"):
         recorded = json.loads((rec / f"{replica}.json").read_text())

@@ -44,8 +44,20 @@ def test_the_tuning_job_carries_the_conditions_and_the_sdk_reads_them(
 
     study = tmp_path / "study.yaml"
     study.write_text(STUDY)
-    done = vtrain("render", "vertex", "--name", "c", *IMAGE, "--study", str(study), "--format",
-                  "json", "--", "python", "t.py")  # fmt: skip
+    done = vtrain(
+        "render",
+        "vertex",
+        "--name",
+        "c",
+        *IMAGE,
+        "--study",
+        str(study),
+        "--format",
+        "json",
+        "--",
+        "python",
+        "t.py",
+    )
     assert done.status == 0, done.err
     document = json.loads(done.out)
     message = aiplatform_v1.HyperparameterTuningJob.from_json(
@@ -66,8 +78,25 @@ def test_rehearsed_trials_get_the_flags_vtrain_tune_gives(vtrain: Run, tmp_path:
     study = tmp_path / "study.yaml"
     study.write_text(STUDY)
     job = tmp_path / "hp.json"
-    assert vtrain("render", "vertex", "--name", "c", *IMAGE, "--study", str(study), "--format",
-                  "json", "-o", str(job), "--", "python", "t.py").status == 0  # fmt: skip
+    assert (
+        vtrain(
+            "render",
+            "vertex",
+            "--name",
+            "c",
+            *IMAGE,
+            "--study",
+            str(study),
+            "--format",
+            "json",
+            "-o",
+            str(job),
+            "--",
+            "python",
+            "t.py",
+        ).status
+        == 0
+    )
     records = tmp_path / "records"
     records.mkdir()
     script = tmp_path / "trial.py"
@@ -78,8 +107,16 @@ def test_rehearsed_trials_get_the_flags_vtrain_tune_gives(vtrain: Run, tmp_path:
         ".write(json.dumps(sys.argv[1:]))\n"
         "report(1.0)\n"
     )
-    tuned = vtrain("tune", "--study", str(study), "--output-dir", str(tmp_path / "tune"), "--",
-                   sys.executable, str(script))  # fmt: skip
+    tuned = vtrain(
+        "tune",
+        "--study",
+        str(study),
+        "--output-dir",
+        str(tmp_path / "tune"),
+        "--",
+        sys.executable,
+        str(script),
+    )
     assert tuned.status == 0, tuned.err
     local = {n: json.loads((records / str(n)).read_text()) for n in range(1, 7)}
     for flags in local.values():
@@ -89,11 +126,26 @@ def test_rehearsed_trials_get_the_flags_vtrain_tune_gives(vtrain: Run, tmp_path:
     assert {"--optimizer=sgd", "--optimizer=adam"} <= {f for v in local.values() for f in v}
     for trial in (1, 2, 3):
         done = subprocess.run(
-            [sys.executable, "-m", "vtrain", "local", "run", "--job", str(job), "--trial",
-             str(trial), "--output-dir", str(tmp_path / f"r{trial}"), "--", sys.executable,
-             str(script)],
-            capture_output=True, text=True, timeout=120,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "vtrain",
+                "local",
+                "run",
+                "--job",
+                str(job),
+                "--trial",
+                str(trial),
+                "--output-dir",
+                str(tmp_path / f"r{trial}"),
+                "--",
+                sys.executable,
+                str(script),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert done.returncode == 0, done.stderr
         # The local command stands in for the job's program (`python t.py`); the trial's flags
         # follow, as `vtrain tune` gives them.
@@ -104,8 +156,9 @@ def test_rehearsed_trials_get_the_flags_vtrain_tune_gives(vtrain: Run, tmp_path:
 def test_ai_platform_refuses_conditions_naming_why(vtrain: Run, tmp_path: Path) -> None:
     study = tmp_path / "study.yaml"
     study.write_text(STUDY)
-    done = vtrain("render", "aiplatform", "--name", "c", *IMAGE, "--study", str(study), "--",
-                  "python", "t.py")  # fmt: skip
+    done = vtrain(
+        "render", "aiplatform", "--name", "c", *IMAGE, "--study", str(study), "--", "python", "t.py"
+    )
     assert done.status == 2
     assert (
         f"{study}: parameters.optimizer.conditional_parameter_specs: AI Platform's "

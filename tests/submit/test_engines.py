@@ -47,8 +47,9 @@ def _imported(path: Path) -> Iterator[tuple[str, int]]:
 
 
 def _outside_the_folders() -> Iterator[Path]:
-    yield from (p for p in sorted(SUBMIT.rglob("*.py")) if p.relative_to(SUBMIT).parts[0]
-                not in FOLDERS)  # fmt: skip
+    yield from (
+        p for p in sorted(SUBMIT.rglob("*.py")) if p.relative_to(SUBMIT).parts[0] not in FOLDERS
+    )
     yield from sorted((CORE / "vtrain" / "cli").glob("*.py"))
     yield from sorted((CORE / "vtrain" / "local").rglob("*.py"))
 
@@ -124,8 +125,11 @@ def test_a_fourth_engine_in_the_table_gets_its_command_flags_rules_and_render(
 ) -> None:
     done = vtrain("render", "fourth", *JOB, "--fourth-colour", "red", "--", "python", "t.py")
     assert done.status == 0, done.err
-    assert json.loads(done.out) == {"thing": "j", "pools": {"chief": 1, "worker": 1},
-                                    "machine": "m-4"}  # fmt: skip
+    assert json.loads(done.out) == {
+        "thing": "j",
+        "pools": {"chief": 1, "worker": 1},
+        "machine": "m-4",
+    }
     refused = vtrain("render", "fourth", *JOB, "--ps", "1", "--", "python", "t.py")
     assert refused.status == 2
     assert "--ps: the fourth engine runs no parameter servers (got 1)" in refused.err

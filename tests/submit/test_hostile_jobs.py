@@ -41,8 +41,12 @@ def custom_job(*pools: dict[str, Any]) -> dict[str, Any]:
 
 def pytorchjob(**pod: Any) -> dict[str, Any]:
     spec = {"replicas": 1, "template": {"spec": pod}}
-    return {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": "j"},
-            "spec": {"pytorchReplicaSpecs": {"Master": spec}, "runPolicy": {}}}  # fmt: skip
+    return {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "PyTorchJob",
+        "metadata": {"name": "j"},
+        "spec": {"pytorchReplicaSpecs": {"Master": spec}, "runPolicy": {}},
+    }
 
 
 BOMB = (
@@ -62,8 +66,14 @@ def _limited(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
     # The timeout only keeps a regression from hanging the suite; the bounds are counts.
-    return subprocess.run([sys.executable, "-m", "vtrain", *argv], cwd=cwd, capture_output=True,
-                          text=True, preexec_fn=cap, timeout=120)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "vtrain", *argv],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        preexec_fn=cap,
+        timeout=120,
+    )
 
 
 def test_an_alias_bomb_is_refused_everywhere_in_one_line_within_200_mib(tmp_path: Path) -> None:
@@ -89,36 +99,64 @@ def test_an_alias_bomb_is_refused_everywhere_in_one_line_within_200_mib(tmp_path
 
 # document, what the refusal says (after the file's name)
 REFUSED = [
-    (custom_job(pool(args=["t.py"], env=[{"name": "X", "value": "a\0b"}])),
-     "jobSpec.workerPoolSpecs[0].containerSpec.env[0].value: a NUL character (\\0) in a string"),
-    (custom_job(pool(args=["t.py", "a\0b"])),
-     "jobSpec.workerPoolSpecs[0].containerSpec.args[1]: a NUL character (\\0) in a string"),
-    (custom_job(pool(args=["t.py"], env=[{"name": "OK", "value": "1"}, {"name": "A=B"}])),
-     "jobSpec.workerPoolSpecs[0].containerSpec.env[1].name: not a variable name (got 'A=B'); "
-     "expected a C identifier, as Vertex requires"),
+    (
+        custom_job(pool(args=["t.py"], env=[{"name": "X", "value": "a\0b"}])),
+        "jobSpec.workerPoolSpecs[0].containerSpec.env[0].value: a NUL character (\\0) in a string",
+    ),
+    (
+        custom_job(pool(args=["t.py", "a\0b"])),
+        "jobSpec.workerPoolSpecs[0].containerSpec.args[1]: a NUL character (\\0) in a string",
+    ),
+    (
+        custom_job(pool(args=["t.py"], env=[{"name": "OK", "value": "1"}, {"name": "A=B"}])),
+        "jobSpec.workerPoolSpecs[0].containerSpec.env[1].name: not a variable name (got 'A=B'); "
+        "expected a C identifier, as Vertex requires",
+    ),
     # Proto3 JSON leaves the empty name out: the entry has no name at all.
-    (custom_job(pool(args=["t.py"], env=[{"name": "", "value": "1"}])),
-     "jobSpec.workerPoolSpecs[0].containerSpec.env[0].name: not a variable name (got None)"),
-    (pytorchjob(containers=[{"name": "pytorch", "image": "i", "env": [{"name": "A=B"}]}]),
-     "spec.pytorchReplicaSpecs.Master.template.spec.containers[0].env[0].name: not a variable "
-     "name (got 'A=B'); expected letters, digits, '_', '-' and '.', as Kubernetes requires"),
-    (custom_job({**pool(args=["t.py"]), "replicaCount": 2**64}),
-     "jobSpec.workerPoolSpecs[0].replicaCount: a number past int64; expected an integer from "),
-    (custom_job(pool(args=["t.py"]), {**pool(args=["t.py"]), "replicaCount": "100000"}),
-     "jobSpec.workerPoolSpecs[1].replicaCount: too many replicas to rehearse on this machine "
-     "(got {'worker': 100000}); expected at most "),
-    ({"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob", "metadata": {"name": "t"},
-      "spec": {"runtimeRef": {"name": "torch-distributed"},
-               "trainer": {"image": "i", "env": [{"name": "A=B", "value": "1"}]}}},
-     "spec.trainer.env[0].name: not a variable name (got 'A=B')"),
-    (pytorchjob(containers=[]),
-     "spec.pytorchReplicaSpecs.Master.template.spec.containers: a pod without containers"),
-    (pytorchjob(containers=[None]),
-     "spec.pytorchReplicaSpecs.Master.template.spec.containers[0]: not a container"),
-    (pytorchjob(containers=[{"name": "pytorch", "image": "i", "command": "python t.py"}]),
-     "spec.pytorchReplicaSpecs.Master.template.spec.containers[0].command: not a list of "
-     "strings"),
-]  # fmt: skip
+    (
+        custom_job(pool(args=["t.py"], env=[{"name": "", "value": "1"}])),
+        "jobSpec.workerPoolSpecs[0].containerSpec.env[0].name: not a variable name (got None)",
+    ),
+    (
+        pytorchjob(containers=[{"name": "pytorch", "image": "i", "env": [{"name": "A=B"}]}]),
+        "spec.pytorchReplicaSpecs.Master.template.spec.containers[0].env[0].name: not a variable "
+        "name (got 'A=B'); expected letters, digits, '_', '-' and '.', as Kubernetes requires",
+    ),
+    (
+        custom_job({**pool(args=["t.py"]), "replicaCount": 2**64}),
+        "jobSpec.workerPoolSpecs[0].replicaCount: a number past int64; expected an integer from ",
+    ),
+    (
+        custom_job(pool(args=["t.py"]), {**pool(args=["t.py"]), "replicaCount": "100000"}),
+        "jobSpec.workerPoolSpecs[1].replicaCount: too many replicas to rehearse on this machine "
+        "(got {'worker': 100000}); expected at most ",
+    ),
+    (
+        {
+            "apiVersion": "trainer.kubeflow.org/v1alpha1",
+            "kind": "TrainJob",
+            "metadata": {"name": "t"},
+            "spec": {
+                "runtimeRef": {"name": "torch-distributed"},
+                "trainer": {"image": "i", "env": [{"name": "A=B", "value": "1"}]},
+            },
+        },
+        "spec.trainer.env[0].name: not a variable name (got 'A=B')",
+    ),
+    (
+        pytorchjob(containers=[]),
+        "spec.pytorchReplicaSpecs.Master.template.spec.containers: a pod without containers",
+    ),
+    (
+        pytorchjob(containers=[None]),
+        "spec.pytorchReplicaSpecs.Master.template.spec.containers[0]: not a container",
+    ),
+    (
+        pytorchjob(containers=[{"name": "pytorch", "image": "i", "command": "python t.py"}]),
+        "spec.pytorchReplicaSpecs.Master.template.spec.containers[0].command: not a list of "
+        "strings",
+    ),
+]
 
 
 @pytest.mark.parametrize(("document", "said"), REFUSED)
@@ -128,8 +166,9 @@ def test_a_job_no_process_can_run_is_refused_before_anything_starts(
     path = tmp_path / "job.json"
     path.write_text(json.dumps(document))
     out = tmp_path / "out"
-    done = vtrain("local", "run", "--job", str(path), "--output-dir", str(out), "--",
-                  sys.executable, "t.py")  # fmt: skip
+    done = vtrain(
+        "local", "run", "--job", str(path), "--output-dir", str(out), "--", sys.executable, "t.py"
+    )
     assert done.status == 2, done.err
     assert f"{path}: {said}" in done.err, done.err
     # One error line, and no job banner (the rehearsal may first say which command it runs).
@@ -183,9 +222,26 @@ def test_a_manifest_with_anchors_within_the_bounds_is_rehearsed(
 
 
 def test_a_label_or_variable_given_twice_is_refused_naming_both(vtrain: Run) -> None:
-    done = vtrain("render", "vertex", *IMAGE, "--label", "k=v", "--label", "k=w", "--env",
-                  "DB_PASSWORD=hunter2", "--env", "DB_PASSWORD=hunter3", "--label", "same=1",
-                  "--label", "same=1", "--", "python", "t.py")  # fmt: skip
+    done = vtrain(
+        "render",
+        "vertex",
+        *IMAGE,
+        "--label",
+        "k=v",
+        "--label",
+        "k=w",
+        "--env",
+        "DB_PASSWORD=hunter2",
+        "--env",
+        "DB_PASSWORD=hunter3",
+        "--label",
+        "same=1",
+        "--label",
+        "same=1",
+        "--",
+        "python",
+        "t.py",
+    )
     assert done.status == 2
     assert done.err == (
         "vtrain render: error: 2 problems:\n"
@@ -210,9 +266,18 @@ def test_a_package_whose_build_requirement_cannot_be_installed_is_named(
         version = "0.1"
     """)
     )
-    done = vtrain("render", "vertex", "--python-package", str(package), "--python-module",
-                  "trainer.task", "--executor-image", "gcr.io/p/exec:1", "--staging",
-                  "gs://b/s")  # fmt: skip
+    done = vtrain(
+        "render",
+        "vertex",
+        "--python-package",
+        str(package),
+        "--python-module",
+        "trainer.task",
+        "--executor-image",
+        "gcr.io/p/exec:1",
+        "--staging",
+        "gs://b/s",
+    )
     assert done.status == 2, done.err
     assert done.err.startswith(
         "vtrain render: error: --python-package: cannot install the package's build requirement "
@@ -224,8 +289,18 @@ def test_a_package_whose_build_requirement_cannot_be_installed_is_named(
 def test_a_printed_job_that_hides_credentials_is_refused_and_the_written_one_is_sent(
     vtrain: Run, vertex_server: VertexServer, tmp_path: Path
 ) -> None:
-    argv = ["vertex", "--name", "j", *IMAGE, "--env", "DB_PASSWORD=hunter2", "--", "python",
-            "t.py", "--token=abc123"]  # fmt: skip
+    argv = [
+        "vertex",
+        "--name",
+        "j",
+        *IMAGE,
+        "--env",
+        "DB_PASSWORD=hunter2",
+        "--",
+        "python",
+        "t.py",
+        "--token=abc123",
+    ]
     printed = vtrain("render", *argv)  # stdout is not a terminal here, as in `> job.yaml`
     assert printed.status == 0 and "hunter2" not in printed.out
     assert printed.err == (
@@ -235,9 +310,21 @@ def test_a_printed_job_that_hides_credentials_is_refused_and_the_written_one_is_
     piped = tmp_path / "piped.yaml"
     piped.write_text(printed.out)
     send = ["--project", "p12345", "--api-endpoint", vertex_server.address]
-    for command in (["submit", "vertex", "--job", str(piped), *send],
-                    ["local", "run", "--job", str(piped), "--output-dir", str(tmp_path / "o"),
-                     "--", sys.executable, "-c", "pass"]):  # fmt: skip
+    for command in (
+        ["submit", "vertex", "--job", str(piped), *send],
+        [
+            "local",
+            "run",
+            "--job",
+            str(piped),
+            "--output-dir",
+            str(tmp_path / "o"),
+            "--",
+            sys.executable,
+            "-c",
+            "pass",
+        ],
+    ):
         done = vtrain(*command)
         assert done.status == 2
         assert done.err.endswith(
@@ -282,8 +369,20 @@ def test_a_tuning_job_with_zeros_rehearses_as_its_study_says(
     study = tmp_path / "study.yaml"
     study.write_text(ZEROS)
     job = tmp_path / f"hp.{fmt}"
-    done = vtrain("render", "vertex", *IMAGE, "--study", str(study), "--format", fmt, "-o",
-                  str(job), "--", "python", "t.py")  # fmt: skip
+    done = vtrain(
+        "render",
+        "vertex",
+        *IMAGE,
+        "--study",
+        str(study),
+        "--format",
+        fmt,
+        "-o",
+        str(job),
+        "--",
+        "python",
+        "t.py",
+    )
     assert done.status == 0, done.err
     import yaml
 
@@ -292,8 +391,18 @@ def test_a_tuning_job_with_zeros_rehearses_as_its_study_says(
     assert lr["doubleValueSpec"] == {}  # proto3 leaves every zero out
     seen = tmp_path / "argv.json"
     script = f"import json, sys; json.dump(sys.argv[1:], open({str(seen)!r}, 'w'))"
-    done = vtrain("local", "run", "--job", str(job), "--output-dir", str(tmp_path / "out"), "--",
-                  sys.executable, "-c", script)  # fmt: skip
+    done = vtrain(
+        "local",
+        "run",
+        "--job",
+        str(job),
+        "--output-dir",
+        str(tmp_path / "out"),
+        "--",
+        sys.executable,
+        "-c",
+        script,
+    )
     assert done.status == 0, done.err
     flags = [f for f in json.loads(seen.read_text()) if f.startswith("--")]
     values = dict(f[2:].split("=", 1) for f in flags)

@@ -37,9 +37,15 @@ def _experiment() -> dict[str, Any]:
     from vtrain.submit.options import JobOptions
 
     options = JobOptions.from_options(
-        "kubeflow", ["--", "python", "t.py"], rules=RULES, name="golden", workers=1,
-        image="gcr.io/p/t:1", framework="pytorch", study=STUDY,
-    )  # fmt: skip
+        "kubeflow",
+        ["--", "python", "t.py"],
+        rules=RULES,
+        name="golden",
+        workers=1,
+        image="gcr.io/p/t:1",
+        framework="pytorch",
+        study=STUDY,
+    )
     return flow.render(options).document
 
 

@@ -36,23 +36,34 @@ REFUSED = [
     (["--name", "1job"], "--name: not a kubeflow job name (got '1job'); expected a DNS-1035 label"),
     (["--name", "job-"], "--name: not a kubeflow job name"),
     (["--name", "j" * 64], "--name: not a kubeflow job name"),
-    (["--namespace", "Bad_NS"], "--namespace: not a Kubernetes namespace (got 'Bad_NS'); "
-     "expected a DNS-1123 label"),
+    (
+        ["--namespace", "Bad_NS"],
+        "--namespace: not a Kubernetes namespace (got 'Bad_NS'); expected a DNS-1123 label",
+    ),
     (["--namespace", "n" * 64], "--namespace: not a Kubernetes namespace"),
     (["--label", "a/b/c=1"], "--label: not a label (got 'a/b/c=1'); expected Kubernetes' label"),
     (["--label", "team=-ml"], "--label: not a label"),
     (["--label", f"team={'v' * 64}"], "--label: not a label"),
-    (["--accelerator", "nvidia.com/gpu:1"], "--accelerator: not an accelerator GKE nodes carry "
-     "(got 'nvidia.com/gpu'); expected one of nvidia-tesla-t4"),
+    (
+        ["--accelerator", "nvidia.com/gpu:1"],
+        "--accelerator: not an accelerator GKE nodes carry "
+        "(got 'nvidia.com/gpu'); expected one of nvidia-tesla-t4",
+    ),
     (["--accelerator", "FOO_BAR:1"], "--accelerator: not an accelerator GKE nodes carry"),
-    (["--accelerator", "TPU_V3:8"], "--accelerator: not an accelerator GKE nodes carry "
-     "(got 'TPU_V3')"),
-    (["--accelerator", "tpu-v5-lite-podslice:3"], "--accelerator: a tpu-v5-lite-podslice node "
-     "holds 1 or 4 or 8 chips"),
-    (["--workers", "1", "--ps", "1", "--ps-accelerator", "nvidia-tesla-k80:1"],
-     "--ps-accelerator: not an accelerator GKE nodes carry"),
+    (
+        ["--accelerator", "TPU_V3:8"],
+        "--accelerator: not an accelerator GKE nodes carry (got 'TPU_V3')",
+    ),
+    (
+        ["--accelerator", "tpu-v5-lite-podslice:3"],
+        "--accelerator: a tpu-v5-lite-podslice node holds 1 or 4 or 8 chips",
+    ),
+    (
+        ["--workers", "1", "--ps", "1", "--ps-accelerator", "nvidia-tesla-k80:1"],
+        "--ps-accelerator: not an accelerator GKE nodes carry",
+    ),
     (["--flex-start"], "--flex-start: only Vertex queues a job for its machines"),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(("argv", "expected"), REFUSED)
@@ -68,8 +79,19 @@ def test_what_kubernetes_or_gke_refuse_is_refused(
 
 
 def test_names_namespaces_and_labels_kubernetes_takes(vtrain: Run) -> None:
-    document = render(vtrain, *TF, "--name", "job-1", "--namespace", "team-a", "--label",
-                      "app.kubernetes.io/name=Trainer", "--label", "tier=", *IMAGE)  # fmt: skip
+    document = render(
+        vtrain,
+        *TF,
+        "--name",
+        "job-1",
+        "--namespace",
+        "team-a",
+        "--label",
+        "app.kubernetes.io/name=Trainer",
+        "--label",
+        "tier=",
+        *IMAGE,
+    )
     assert document["metadata"] == {
         "name": "job-1",
         "namespace": "team-a",
@@ -78,8 +100,9 @@ def test_names_namespaces_and_labels_kubernetes_takes(vtrain: Run) -> None:
 
 
 def test_google_cloud_labels_keep_google_clouds_rules(vtrain: Run) -> None:
-    done = vtrain("render", "vertex", "--name", "j", *IMAGE, "--label",
-                  "app.kubernetes.io/name=Trainer", *CMD)  # fmt: skip
+    done = vtrain(
+        "render", "vertex", "--name", "j", *IMAGE, "--label", "app.kubernetes.io/name=Trainer", *CMD
+    )
     assert done.status == 2 and "--label: not a label" in done.err
     assert "lowercase letters, digits, '_' or '-'" in done.err
     done = vtrain("render", "vertex", "--name", "j", *IMAGE, "--namespace", "team-a", *CMD)
@@ -133,17 +156,36 @@ def test_spot_pods_select_spot_nodes_and_tolerate_their_taint(vtrain: Run, tmp_p
             "cloud.google.com/gke-spot": "true",
         }
         assert spec["tolerations"] == [
-            {"key": "cloud.google.com/gke-spot", "operator": "Equal", "value": "true",
-             "effect": "NoSchedule"}
-        ]  # fmt: skip
+            {
+                "key": "cloud.google.com/gke-spot",
+                "operator": "Equal",
+                "value": "true",
+                "effect": "NoSchedule",
+            }
+        ]
     # The rehearsal of the same manifest says how a reclaim comes and how to rehearse one.
     job = tmp_path / "spot.json"
     assert vtrain("render", "kubeflow", *argv, "--format", "json", "-o", str(job), *CMD).status == 0
     done = subprocess.run(
-        [sys.executable, "-m", "vtrain", "local", "run", "--job", str(job), "--output-dir",
-         str(tmp_path / "out"), "--", sys.executable, "-c", "pass"],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "vtrain",
+            "local",
+            "run",
+            "--job",
+            str(job),
+            "--output-dir",
+            str(tmp_path / "out"),
+            "--",
+            sys.executable,
+            "-c",
+            "pass",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     assert "a job on Spot VMs: a reclaim sends SIGTERM, then SIGKILL about 30 s later" in (
         done.stderr
@@ -152,9 +194,24 @@ def test_spot_pods_select_spot_nodes_and_tolerate_their_taint(vtrain: Run, tmp_p
 
 def test_a_hand_written_manifest_asks_gke_for_nodes_it_has(vtrain: Run, tmp_path: Path) -> None:
     job = tmp_path / "job.json"
-    assert vtrain("render", "kubeflow", *TF, "--name", "j", *IMAGE, "--accelerator",
-                  "NVIDIA_TESLA_T4:1", "--format", "json", "-o", str(job),
-                  *CMD).status == 0  # fmt: skip
+    assert (
+        vtrain(
+            "render",
+            "kubeflow",
+            *TF,
+            "--name",
+            "j",
+            *IMAGE,
+            "--accelerator",
+            "NVIDIA_TESLA_T4:1",
+            "--format",
+            "json",
+            "-o",
+            str(job),
+            *CMD,
+        ).status
+        == 0
+    )
     document = json.loads(job.read_text())
     # What vtrain rendered before: the resource name where GKE's label value belongs.
     pod(document)["nodeSelector"]["cloud.google.com/gke-accelerator"] = "nvidia.com/gpu"
@@ -171,10 +228,25 @@ def test_a_namespace_given_beside_a_job_file_is_checked(
     vtrain: Run, kube_server: KubeServer, tmp_path: Path
 ) -> None:
     job = tmp_path / "job.json"
-    assert vtrain("render", "kubeflow", *TF, "--name", "j", *IMAGE, "--format", "json", "-o",
-                  str(job), *CMD).status == 0  # fmt: skip
+    assert (
+        vtrain(
+            "render",
+            "kubeflow",
+            *TF,
+            "--name",
+            "j",
+            *IMAGE,
+            "--format",
+            "json",
+            "-o",
+            str(job),
+            *CMD,
+        ).status
+        == 0
+    )
     config = write_kubeconfig(tmp_path / "kubeconfig", kube_server.url)
-    done = vtrain("submit", "kubeflow", "--job", str(job), "--namespace", "Bad_NS",
-                  "--kubeconfig", config)  # fmt: skip
+    done = vtrain(
+        "submit", "kubeflow", "--job", str(job), "--namespace", "Bad_NS", "--kubeconfig", config
+    )
     assert done.status == 2 and "--namespace: not a Kubernetes namespace (got 'Bad_NS')" in done.err
     assert kube_server.calls == []

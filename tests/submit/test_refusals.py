@@ -37,16 +37,26 @@ VERTEX = [
     (["--output-dir", "/tmp/out", *IMAGE, *CMD], "--output-dir: not a Cloud Storage URI"),
     (["--output-dir", "s3://bucket/out", *IMAGE, *CMD], "--output-dir: not a Cloud Storage URI"),
     # A gs:// URI whose bucket breaks a rule: the rule is named, not "not a URI".
-    (["--output-dir", "gs://b/r", *IMAGE, *CMD],
-     "--output-dir: the bucket name is 1 character long (got 'gs://b/r'); expected 3 to 63"),
-    (["--output-dir", "gs://My_Bucket/r", *IMAGE, *CMD],
-     "--output-dir: the bucket name holds a character other than lowercase letters"),
-    (["--output-dir", "gs://-bucket/r", *IMAGE, *CMD],
-     "--output-dir: the bucket name does not start and end with a letter or digit"),
-    (["--output-dir", "gs://" + "a" * 64 + "/r", *IMAGE, *CMD],
-     "--output-dir: the bucket name is 64 characters long"),
-    (["--output-dir", "gs://a..b/r", *IMAGE, *CMD],
-     "--output-dir: the bucket name has an empty part, or one over 63 characters"),
+    (
+        ["--output-dir", "gs://b/r", *IMAGE, *CMD],
+        "--output-dir: the bucket name is 1 character long (got 'gs://b/r'); expected 3 to 63",
+    ),
+    (
+        ["--output-dir", "gs://My_Bucket/r", *IMAGE, *CMD],
+        "--output-dir: the bucket name holds a character other than lowercase letters",
+    ),
+    (
+        ["--output-dir", "gs://-bucket/r", *IMAGE, *CMD],
+        "--output-dir: the bucket name does not start and end with a letter or digit",
+    ),
+    (
+        ["--output-dir", "gs://" + "a" * 64 + "/r", *IMAGE, *CMD],
+        "--output-dir: the bucket name is 64 characters long",
+    ),
+    (
+        ["--output-dir", "gs://a..b/r", *IMAGE, *CMD],
+        "--output-dir: the bucket name has an empty part, or one over 63 characters",
+    ),
     (
         ["--study", STUDY, *IMAGE, *CMD, "--learning_rate=0.1"],
         "--study: parameter 'learning_rate' of the study is also fixed",
@@ -386,11 +396,14 @@ def test_best_measurement_is_refused_for_aiplatform_naming_the_study_file_and_fi
     )
     assert "'BEST_MEASUREMENT'" in done.err and "LAST_MEASUREMENT" in done.err
     # Vertex has the field: the same study renders there, with its selection kept.
-    vertex = vtrain("render", "vertex", "--name", "j", "--study", str(study), "--format", "json",
-                    *IMAGE, *CMD)  # fmt: skip
+    vertex = vtrain(
+        "render", "vertex", "--name", "j", "--study", str(study), "--format", "json", *IMAGE, *CMD
+    )
     assert vertex.status == 0, vertex.err
     assert json.loads(vertex.out)["studySpec"]["measurementSelectionType"] == "BEST_MEASUREMENT"
     # LAST_MEASUREMENT is what AI Platform does anyway: said explicitly, it is accepted.
     study.write_text(Path(STUDY).read_text() + "measurement_selection_type: LAST_MEASUREMENT\n")
-    assert vtrain("render", "aiplatform", "--name", "j", "--study", str(study), *IMAGE,
-                  *CMD).status == 0  # fmt: skip
+    assert (
+        vtrain("render", "aiplatform", "--name", "j", "--study", str(study), *IMAGE, *CMD).status
+        == 0
+    )

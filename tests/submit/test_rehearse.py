@@ -173,15 +173,44 @@ def test_aiplatform_replicas_get_master_in_cluster_spec_and_chief_in_tf_config(
 
 def test_an_aiplatform_job_without_job_dir_passes_no_job_dir(vtrain: Run, tmp_path: Path) -> None:
     job = tmp_path / "config.yaml"
-    done = vtrain("render", "aiplatform", "--name", "j", "--image", "gcr.io/p/t:1", "--workers",
-                  "1", "-o", str(job), "--", "--epochs", "3")  # fmt: skip
+    done = vtrain(
+        "render",
+        "aiplatform",
+        "--name",
+        "j",
+        "--image",
+        "gcr.io/p/t:1",
+        "--workers",
+        "1",
+        "-o",
+        str(job),
+        "--",
+        "--epochs",
+        "3",
+    )
     assert done.status == 0, done.err
     rec = tmp_path / "rec"
     ran = subprocess.run(
-        [sys.executable, "-m", "vtrain", "local", "run", "--job", str(job), "--output-dir",
-         str(tmp_path / "out"), "--", sys.executable, RECORD, str(rec), "2"],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "vtrain",
+            "local",
+            "run",
+            "--job",
+            str(job),
+            "--output-dir",
+            str(tmp_path / "out"),
+            "--",
+            sys.executable,
+            RECORD,
+            str(rec),
+            "2",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert ran.returncode == 0, ran.stdout + ran.stderr
     for path in rec.glob("*.json"):
         record = json.loads(path.read_text())
@@ -298,10 +327,27 @@ def test_another_worker_count_rehearses_a_resubmission_of_the_document(tmp_path:
         "str(len(s['cluster'].get('workerpool1', []))))"
     )
     ran = subprocess.run(
-        [sys.executable, "-m", "vtrain", "local", "run", "--job", str(job), "--workers", "1",
-         "--output-dir", str(tmp_path / "out"), "--", sys.executable, "-c", script],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "vtrain",
+            "local",
+            "run",
+            "--job",
+            str(job),
+            "--workers",
+            "1",
+            "--output-dir",
+            str(tmp_path / "out"),
+            "--",
+            sys.executable,
+            "-c",
+            script,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert "1 workers instead of the document's 3" in ran.stderr
     found = {p.name: p.read_text() for p in seen.iterdir()}

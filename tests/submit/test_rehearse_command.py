@@ -27,22 +27,38 @@ TABLE = [
     (["python3", "-u", "task.py"], ["--epochs", "3"], LOCAL, [*LOCAL, "--epochs", "3"]),
     (["python", "task.py", "--epochs=3"], ["--lr=1"], LOCAL, [*LOCAL, "--epochs=3", "--lr=1"]),
     (["bash", "-c", "python task.py"], ["--lr=1"], LOCAL, [*LOCAL, "--lr=1"]),
-    (["python"], ["-W", "ignore", "-mtrainer.task", "--epochs", "3"], LOCAL,
-     [*LOCAL, "--epochs", "3"]),
+    (
+        ["python"],
+        ["-W", "ignore", "-mtrainer.task", "--epochs", "3"],
+        LOCAL,
+        [*LOCAL, "--epochs", "3"],
+    ),
     (["python"], ["--", "task.py", "-m", "x"], LOCAL, [*LOCAL, "-m", "x"]),
     # The image's ENTRYPOINT: every arg is the program's.
     ([], ["--epochs", "3"], LOCAL, [*LOCAL, "--epochs", "3"]),
     # Another program: its command is the program.
     (["/app/train"], ["--epochs", "3"], LOCAL, [*LOCAL, "--epochs", "3"]),
     # An interpreter alone runs the document's script or module with this machine's Python.
-    (["python"], ["-m", "trainer.task", "--epochs", "3"], ["/venv/bin/python"],
-     ["/venv/bin/python", "-m", "trainer.task", "--epochs", "3"]),
-    (["python", "-u"], ["task.py", "--epochs", "3"], ["/venv/bin/python", "-X", "dev"],
-     ["/venv/bin/python", "-X", "dev", "-u", "task.py", "--epochs", "3"]),
+    (
+        ["python"],
+        ["-m", "trainer.task", "--epochs", "3"],
+        ["/venv/bin/python"],
+        ["/venv/bin/python", "-m", "trainer.task", "--epochs", "3"],
+    ),
+    (
+        ["python", "-u"],
+        ["task.py", "--epochs", "3"],
+        ["/venv/bin/python", "-X", "dev"],
+        ["/venv/bin/python", "-X", "dev", "-u", "task.py", "--epochs", "3"],
+    ),
     # No local command: the document's own.
-    (["python"], ["-m", "trainer.task", "--epochs", "3"], [],
-     ["python", "-m", "trainer.task", "--epochs", "3"]),
-]  # fmt: skip
+    (
+        ["python"],
+        ["-m", "trainer.task", "--epochs", "3"],
+        [],
+        ["python", "-m", "trainer.task", "--epochs", "3"],
+    ),
+]
 
 
 @pytest.mark.parametrize(("command", "args", "local", "expected"), TABLE)
@@ -124,10 +140,24 @@ def _job(tmp_path: Path, container: dict[str, object]) -> Path:
 
 def _rehearse(tmp_path: Path, job: Path, *local: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "vtrain", "local", "run", "--job", str(job), "--output-dir",
-         str(tmp_path / "out"), "--", *local],
-        capture_output=True, text=True, timeout=120, cwd=tmp_path,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "vtrain",
+            "local",
+            "run",
+            "--job",
+            str(job),
+            "--output-dir",
+            str(tmp_path / "out"),
+            "--",
+            *local,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
 
 
 def test_the_rehearsal_says_what_it_runs_first_with_secrets_hidden(tmp_path: Path) -> None:
@@ -158,9 +188,24 @@ def test_the_rehearsal_says_what_it_runs_first_with_secrets_hidden(tmp_path: Pat
 def test_submit_with_a_job_file_takes_no_command(tmp_path: Path) -> None:
     job = _job(tmp_path, {"imageUri": "gcr.io/p/t:1", "command": ["python"], "args": ["t.py"]})
     done = subprocess.run(
-        [sys.executable, "-m", "vtrain", "submit", "vertex", "--job", str(job), "--project",
-         "p12345", "--", "python", "-m", "trainer.task"],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "vtrain",
+            "submit",
+            "vertex",
+            "--job",
+            str(job),
+            "--project",
+            "p12345",
+            "--",
+            "python",
+            "-m",
+            "trainer.task",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 2
     assert "COMMAND: the job file says this" in done.stderr

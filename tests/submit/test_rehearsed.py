@@ -12,9 +12,25 @@ import pytest
 from conftest import Result, VertexServer
 
 Run = Callable[..., Result]
-RENDER = ["vertex", "--name", "t", "--workers", "1", "--image", "gcr.io/p/i:1",
-          "--output-dir", "gs://my-bucket/r", "--format", "json",
-          "--", "python", "-m", "trainer.task", "--epochs", "3"]  # fmt: skip
+RENDER = [
+    "vertex",
+    "--name",
+    "t",
+    "--workers",
+    "1",
+    "--image",
+    "gcr.io/p/i:1",
+    "--output-dir",
+    "gs://my-bucket/r",
+    "--format",
+    "json",
+    "--",
+    "python",
+    "-m",
+    "trainer.task",
+    "--epochs",
+    "3",
+]
 SEND = ["--project", "my-project", "--region", "europe-west4"]
 # Stands in for `python -m trainer.task`: the chief saves the model; or, `every`, all do.
 SCRIPT = """
@@ -26,11 +42,26 @@ if "every" in sys.argv or json.loads(os.environ["CLUSTER_SPEC"])["task"]["type"]
 
 def rehearse(job: Path, *args: str) -> str:
     done = subprocess.run(
-        [sys.executable, "-m", "vtrain", "local", "run", "--job", str(job),
-         "--output-dir", str(job.parent / "out"), "--", sys.executable, str(job.parent / "t.py"),
-         *args],
-        capture_output=True, text=True, timeout=60, cwd=job.parent,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "vtrain",
+            "local",
+            "run",
+            "--job",
+            str(job),
+            "--output-dir",
+            str(job.parent / "out"),
+            "--",
+            sys.executable,
+            str(job.parent / "t.py"),
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=job.parent,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     return done.stdout
 

@@ -19,8 +19,22 @@ OLD = "gs://bucket/jobs/old/checkpoints"
 
 
 def test_every_pool_of_the_job_document_names_the_old_folder(vtrain: Run) -> None:
-    done = vtrain("render", "vertex", "--name", "j", *IMAGE, "--workers", "2",
-                  "--env", "A=1", "--resume-from", OLD, "--format", "json", *CMD)  # fmt: skip
+    done = vtrain(
+        "render",
+        "vertex",
+        "--name",
+        "j",
+        *IMAGE,
+        "--workers",
+        "2",
+        "--env",
+        "A=1",
+        "--resume-from",
+        OLD,
+        "--format",
+        "json",
+        *CMD,
+    )
     assert done.status == 0, done.err
     pools: list[dict[str, Any]] = json.loads(done.out)["jobSpec"]["workerPoolSpecs"]
     assert len(pools) == 2
@@ -29,21 +43,44 @@ def test_every_pool_of_the_job_document_names_the_old_folder(vtrain: Run) -> Non
             {"name": "A", "value": "1"},
             {"name": "VTRAIN_RESUME_FROM", "value": OLD},
         ]
-    mounted = vtrain("render", "vertex", "--name", "j", *IMAGE, "--resume-from",
-                     "/gcs/bucket/old/checkpoints", "--format", "json", *CMD)  # fmt: skip
+    mounted = vtrain(
+        "render",
+        "vertex",
+        "--name",
+        "j",
+        *IMAGE,
+        "--resume-from",
+        "/gcs/bucket/old/checkpoints",
+        "--format",
+        "json",
+        *CMD,
+    )
     assert mounted.status == 0, mounted.err
 
 
 def test_every_container_of_a_kubeflow_job_names_it(vtrain: Run) -> None:
-    done = vtrain("render", "kubeflow", "--framework", "pytorch", "--name", "j", *IMAGE,
-                  "--workers", "1", "--resume-from", OLD, *CMD)  # fmt: skip
+    done = vtrain(
+        "render",
+        "kubeflow",
+        "--framework",
+        "pytorch",
+        "--name",
+        "j",
+        *IMAGE,
+        "--workers",
+        "1",
+        "--resume-from",
+        OLD,
+        *CMD,
+    )
     assert done.status == 0, done.err
     assert done.out.count(f"- name: VTRAIN_RESUME_FROM\n              value: {OLD}\n") == 2
 
 
 def test_a_folder_the_replicas_cannot_read_is_refused(vtrain: Run) -> None:
-    done = vtrain("render", "vertex", "--name", "j", *IMAGE, "--resume-from", "out/checkpoints",
-                  *CMD)  # fmt: skip
+    done = vtrain(
+        "render", "vertex", "--name", "j", *IMAGE, "--resume-from", "out/checkpoints", *CMD
+    )
     assert done.status == 2
     assert "--resume-from: not a Cloud Storage folder (got 'out/checkpoints')" in done.err
     assert "vtrain local run --resume-from" in done.err

@@ -51,8 +51,18 @@ def never_shown(*texts: str) -> None:
 def test_a_rendered_job_hides_shaped_secrets_and_the_file_keeps_them(
     vtrain: Run, tmp_path: Path
 ) -> None:
-    done = vtrain("render", "vertex", "--name", "s", *IMAGE, *env_flags(), "--format", "json",
-                  *CMD, f"--token-in-args={SHAPED['SESSION']}")  # fmt: skip
+    done = vtrain(
+        "render",
+        "vertex",
+        "--name",
+        "s",
+        *IMAGE,
+        *env_flags(),
+        "--format",
+        "json",
+        *CMD,
+        f"--token-in-args={SHAPED['SESSION']}",
+    )
     assert done.status == 0, done.err
     never_shown(done.out, done.err)
     shown = json.loads(done.out)  # still JSON: a hidden value keeps its quotes
@@ -60,8 +70,19 @@ def test_a_rendered_job_hides_shaped_secrets_and_the_file_keeps_them(
     assert [e["name"] for e in env] == list(SHAPED)
     assert all("***" in e["value"] for e in env)
     out = tmp_path / "job.json"
-    written = vtrain("render", "vertex", "--name", "s", *IMAGE, *env_flags(), "--format",
-                     "json", "-o", str(out), *CMD)  # fmt: skip
+    written = vtrain(
+        "render",
+        "vertex",
+        "--name",
+        "s",
+        *IMAGE,
+        *env_flags(),
+        "--format",
+        "json",
+        "-o",
+        str(out),
+        *CMD,
+    )
     assert written.status == 0, written.err
     never_shown(written.out, written.err)
     whole = json.loads(out.read_text())
@@ -73,8 +94,19 @@ def test_a_rendered_job_hides_shaped_secrets_and_the_file_keeps_them(
 
 
 def test_shaped_secrets_reach_vertex_intact(vtrain: Run, vertex_server: VertexServer) -> None:
-    done = vtrain("submit", "vertex", "--name", "s", *IMAGE, *env_flags(), "--project", "p12345",
-                  "--api-endpoint", vertex_server.address, *CMD)  # fmt: skip
+    done = vtrain(
+        "submit",
+        "vertex",
+        "--name",
+        "s",
+        *IMAGE,
+        *env_flags(),
+        "--project",
+        "p12345",
+        "--api-endpoint",
+        vertex_server.address,
+        *CMD,
+    )
     assert done.status == 0, done.err
     never_shown(done.out, done.err)
     container = vertex_server.requests[0][1].custom_job.job_spec.worker_pool_specs[0].container_spec
@@ -85,8 +117,19 @@ def test_shaped_secrets_reach_the_cluster_intact(
     vtrain: Run, kube_server: KubeServer, tmp_path: Path
 ) -> None:
     config = write_kubeconfig(tmp_path / "kubeconfig", kube_server.url)
-    done = vtrain("submit", "kubeflow", "--framework", "pytorch", "--name", "s", *IMAGE,
-                  *env_flags(), "--kubeconfig", config, *CMD)  # fmt: skip
+    done = vtrain(
+        "submit",
+        "kubeflow",
+        "--framework",
+        "pytorch",
+        "--name",
+        "s",
+        *IMAGE,
+        *env_flags(),
+        "--kubeconfig",
+        config,
+        *CMD,
+    )
     assert done.status == 0, done.err
     never_shown(done.out, done.err)
     ((_, _, body),) = kube_server.calls
@@ -105,13 +148,25 @@ REFUSALS = [
     ("vertex", ["--env", SHAPED["GITHUB_PAT"]], "--env: not NAME=VALUE", []),
     ("vertex", ["--env", f"TF_CONFIG={SHAPED['AWS_ID']}"], "--env: the platform sets", []),
     ("vertex", ["--label", f"k={SHAPED['AWS_ID']}"], "--label: not a label", []),
-    ("kubeflow", ["--framework", "pytorch", "--label", f"a/b/c={SHAPED['MAPS']}"],
-     "--label: not a label", []),
-    ("aiplatform", ["--flags-only", "--", f"{SHAPED['SIGNED_URL']}", "x"],
-     "COMMAND: gcloud flags pass arguments to the image's ENTRYPOINT only", []),
-    ("vertex", ["--output-dir", f"https://u:hunter2@host/x?sig={HIDDEN_PART['SAS']}"],
-     "--output-dir: not a Cloud Storage URI", ["hunter2"]),
-]  # fmt: skip
+    (
+        "kubeflow",
+        ["--framework", "pytorch", "--label", f"a/b/c={SHAPED['MAPS']}"],
+        "--label: not a label",
+        [],
+    ),
+    (
+        "aiplatform",
+        ["--flags-only", "--", f"{SHAPED['SIGNED_URL']}", "x"],
+        "COMMAND: gcloud flags pass arguments to the image's ENTRYPOINT only",
+        [],
+    ),
+    (
+        "vertex",
+        ["--output-dir", f"https://u:hunter2@host/x?sig={HIDDEN_PART['SAS']}"],
+        "--output-dir: not a Cloud Storage URI",
+        ["hunter2"],
+    ),
+]
 
 
 @pytest.mark.parametrize(("platform", "argv", "expected", "also_hidden"), REFUSALS)

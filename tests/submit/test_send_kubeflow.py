@@ -23,8 +23,9 @@ def test_the_manifest_is_created_in_the_namespace(
     config = write_kubeconfig(tmp_path / "kubeconfig", kube_server.url)
     _, args = TARGETS[target]
     rendered = json.loads(vtrain("render", "kubeflow", *args, "--format", "json", *COMMAND).out)
-    done = vtrain("submit", "kubeflow", *args, "--kubeconfig", config, "--namespace", "team-a",
-                  *COMMAND)  # fmt: skip
+    done = vtrain(
+        "submit", "kubeflow", *args, "--kubeconfig", config, "--namespace", "team-a", *COMMAND
+    )
     assert done.status == 0, done.err
     ((method, path, body),) = kube_server.calls
     assert (method, path) == ("POST", f"/apis/kubeflow.org/v1/namespaces/team-a/{plural}")
@@ -44,6 +45,7 @@ def test_a_refusal_from_the_cluster_is_one_line(
 
 
 def test_a_missing_kubeconfig_is_named(vtrain: Run, tmp_path: Path) -> None:
-    done = vtrain("submit", "kubeflow", *TARGETS["tfjob"][1], "--kubeconfig",
-                  str(tmp_path / "nope"), *COMMAND)  # fmt: skip
+    done = vtrain(
+        "submit", "kubeflow", *TARGETS["tfjob"][1], "--kubeconfig", str(tmp_path / "nope"), *COMMAND
+    )
     assert done.status == 2 and "--kubeconfig: cannot use the kubeconfig" in done.err

@@ -88,19 +88,55 @@ def test_a_spot_job_is_sent_as_rendered_and_rehearsed_with_its_reclaim(
     from google.cloud import aiplatform_v1
 
     job = tmp_path / "spot.json"
-    rendered = vtrain("render", "vertex", "--name", "j", "--workers", "1", *IMAGE, "--spot",
-                      "--format", "json", "-o", str(job), *CMD)  # fmt: skip
+    rendered = vtrain(
+        "render",
+        "vertex",
+        "--name",
+        "j",
+        "--workers",
+        "1",
+        *IMAGE,
+        "--spot",
+        "--format",
+        "json",
+        "-o",
+        str(job),
+        *CMD,
+    )
     assert rendered.status == 0, rendered.err
-    sent = vtrain("submit", "vertex", "--job", str(job), "--project", "p12345", "--api-endpoint",
-                  vertex_server.address)  # fmt: skip
+    sent = vtrain(
+        "submit",
+        "vertex",
+        "--job",
+        str(job),
+        "--project",
+        "p12345",
+        "--api-endpoint",
+        vertex_server.address,
+    )
     assert sent.status == 0, sent.err
     scheduling_sent = vertex_server.requests[0][1].custom_job.job_spec.scheduling
     assert scheduling_sent.strategy == aiplatform_v1.Scheduling.Strategy.SPOT
     done = subprocess.run(
-        [sys.executable, "-m", "vtrain", "local", "run", "--job", str(job), "--output-dir",
-         str(tmp_path / "out"), "--", sys.executable, "-c", "pass"],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "vtrain",
+            "local",
+            "run",
+            "--job",
+            str(job),
+            "--output-dir",
+            str(tmp_path / "out"),
+            "--",
+            sys.executable,
+            "-c",
+            "pass",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     assert "note: a job on Spot VMs: a reclaim sends SIGTERM, then SIGKILL" in done.stderr
     assert "--kill ROLE:INDEX@SECONDS:TERM" in done.stderr

@@ -42,8 +42,18 @@ def package(root: Path, pyproject: str = PYPROJECT) -> Path:
 
 
 def flags(pkg: Path, staging: str) -> list[str]:
-    return ["--name", "pkg", "--python-package", str(pkg), "--python-module", "trainer.task",
-            "--executor-image", EXECUTOR, "--staging", staging]  # fmt: skip
+    return [
+        "--name",
+        "pkg",
+        "--python-package",
+        str(pkg),
+        "--python-module",
+        "trainer.task",
+        "--executor-image",
+        EXECUTOR,
+        "--staging",
+        staging,
+    ]
 
 
 def planned(vtrain: Run, pkg: Path, staging: str) -> str:
@@ -71,8 +81,18 @@ def test_the_sdist_is_staged_and_the_job_installs_what_was_uploaded(
     pkg = package(tmp_path / "src")
     staging = f"gs://{bucket}/staging"
     dry_run = planned(vtrain, pkg, staging)
-    done = vtrain("submit", "vertex", *flags(pkg, staging), "--project", "my-project",
-                  "--api-endpoint", vertex_server.address, "--", "--epochs", "1")  # fmt: skip
+    done = vtrain(
+        "submit",
+        "vertex",
+        *flags(pkg, staging),
+        "--project",
+        "my-project",
+        "--api-endpoint",
+        vertex_server.address,
+        "--",
+        "--epochs",
+        "1",
+    )
     assert done.status == 0, done.err
     ((_, request),) = vertex_server.requests
     spec = request.custom_job.job_spec.worker_pool_specs[0].python_package_spec
@@ -95,14 +115,31 @@ def test_the_sdist_is_staged_and_the_job_installs_what_was_uploaded(
     sdist.write_bytes(data)
     target = tmp_path / "site"
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index",
-         "--no-build-isolation", "--target", str(target), str(sdist)],
-        check=True, capture_output=True, timeout=120,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--no-index",
+            "--no-build-isolation",
+            "--target",
+            str(target),
+            str(sdist),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     ran = subprocess.run(
         [sys.executable, "-m", "trainer.task", "--epochs", "1"],
-        cwd=tmp_path, env={"PYTHONPATH": str(target)}, capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(target)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert ran.stdout.strip() == "task ran ['--epochs', '1']", ran.stderr
 
 
@@ -136,8 +173,18 @@ def test_a_bucket_that_does_not_exist_is_refused_before_sending(
     monkeypatch.setenv("STORAGE_EMULATOR_HOST", gcs_emulator.host)
     pkg = package(tmp_path / "src")
     staging = "gs://no-such-bucket-vtrain/s"
-    done = vtrain("submit", "vertex", *flags(pkg, staging), "--project", "my-project",
-                  "--api-endpoint", vertex_server.address, "--", "--epochs", "1")  # fmt: skip
+    done = vtrain(
+        "submit",
+        "vertex",
+        *flags(pkg, staging),
+        "--project",
+        "my-project",
+        "--api-endpoint",
+        vertex_server.address,
+        "--",
+        "--epochs",
+        "1",
+    )
     assert done.status == 2, done.err
     assert "--staging: cannot stage the package" in done.err
     assert vertex_server.requests == []

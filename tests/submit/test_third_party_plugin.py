@@ -31,9 +31,19 @@ from relay_plugin import RelayPlugin  # noqa: E402
 
 Run = Callable[..., Result]
 JOB = [
-    "--name", "relay", "--workers", "2", "--ps", "1", "--image", "gcr.io/proj/relay:1",
-    "--output-dir", "gs://my-bucket/relay", "--env", "MODE=train",
-]  # fmt: skip
+    "--name",
+    "relay",
+    "--workers",
+    "2",
+    "--ps",
+    "1",
+    "--image",
+    "gcr.io/proj/relay:1",
+    "--output-dir",
+    "gs://my-bucket/relay",
+    "--env",
+    "MODE=train",
+]
 COMMAND = ["--", "python", "relay_job.py"]
 
 
@@ -45,8 +55,9 @@ def relay() -> Iterator[None]:
 
 
 def render(vtrain: Run, platform: str, framework: str, *extra: str) -> dict[str, Any]:
-    done = vtrain("render", platform, "--framework", framework, *JOB, "--format", "json",
-                  *extra, *COMMAND)  # fmt: skip
+    done = vtrain(
+        "render", platform, "--framework", framework, *JOB, "--format", "json", *extra, *COMMAND
+    )
     assert done.status == 0, done.err
     document: dict[str, Any] = json.loads(done.out)
     return document
@@ -99,11 +110,25 @@ def test_the_rendered_relay_job_rehearses_with_the_relay_framework(
     # and configures it, as in the contract test, whose late coordinator also lets the
     # parameter server start before the workers (who wait for the coordinator only) use it.
     ran = subprocess.run(
-        [sys.executable, "-m", "vtrain", "local", "run", "--job", str(job), "--output-dir",
-         str(tmp_path / "out"), "--", sys.executable, str(RELAY / "relay_job.py")],
-        capture_output=True, text=True, timeout=180,
+        [
+            sys.executable,
+            "-m",
+            "vtrain",
+            "local",
+            "run",
+            "--job",
+            str(job),
+            "--output-dir",
+            str(tmp_path / "out"),
+            "--",
+            sys.executable,
+            str(RELAY / "relay_job.py"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
         env={**os.environ, "RELAY_CHIEF_DELAY": "3"},
-    )  # fmt: skip
+    )
     assert ran.returncode == 0, ran.stdout + ran.stderr
     said = {
         name: json.loads(line.split("| relay ", 1)[1])
@@ -142,8 +167,18 @@ def test_a_declaration_kubeflow_cannot_run_is_refused_naming_the_plugin(
 ) -> None:
     plugins.register("bespoke", plugin, replace=True)
     try:
-        done = vtrain("render", "kubeflow", "--framework", "bespoke", "--name", "j", "--image",
-                      "gcr.io/p/t:1", *argv, *COMMAND)  # fmt: skip
+        done = vtrain(
+            "render",
+            "kubeflow",
+            "--framework",
+            "bespoke",
+            "--name",
+            "j",
+            "--image",
+            "gcr.io/p/t:1",
+            *argv,
+            *COMMAND,
+        )
     finally:
         plugins.unregister("bespoke")
     assert done.status == 2, done.out + done.err
@@ -153,8 +188,21 @@ def test_a_declaration_kubeflow_cannot_run_is_refused_naming_the_plugin(
     # Vertex runs the same job: the declaration is Kubeflow's business only.
     plugins.register("bespoke", plugin, replace=True)
     try:
-        assert vtrain("render", "vertex", "--framework", "bespoke", "--name", "j", "--image",
-                      "gcr.io/p/t:1", *argv, *COMMAND).status == 0  # fmt: skip
+        assert (
+            vtrain(
+                "render",
+                "vertex",
+                "--framework",
+                "bespoke",
+                "--name",
+                "j",
+                "--image",
+                "gcr.io/p/t:1",
+                *argv,
+                *COMMAND,
+            ).status
+            == 0
+        )
     finally:
         plugins.unregister("bespoke")
 

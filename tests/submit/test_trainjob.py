@@ -65,13 +65,18 @@ def test_the_trainjob_parses_back_into_the_trainer_models_unchanged(vtrain: Run)
 
 
 def test_a_bare_trainjob_names_the_default_runtime_and_no_patches(vtrain: Run) -> None:
-    done = vtrain("render", "kubeflow", "--name", "t", "--trainjob", *IMAGE, "--format", "json",
-                  *CMD)  # fmt: skip
+    done = vtrain(
+        "render", "kubeflow", "--name", "t", "--trainjob", *IMAGE, "--format", "json", *CMD
+    )
     assert done.status == 0, done.err
     spec = json.loads(done.out)["spec"]
     assert spec["runtimeRef"]["name"] == "torch-distributed"
-    assert spec["trainer"] == {"image": "gcr.io/p/t:1", "command": ["torchrun"],
-                               "args": ["train.py"], "numNodes": 1}  # fmt: skip
+    assert spec["trainer"] == {
+        "image": "gcr.io/p/t:1",
+        "command": ["torchrun"],
+        "args": ["train.py"],
+        "numNodes": 1,
+    }
     assert "runtimePatches" not in spec
 
 
@@ -81,8 +86,9 @@ def test_the_trainjob_is_created_in_the_trainer_api_group(
     config = write_kubeconfig(tmp_path / "kubeconfig", kube_server.url)
     rendered = render(vtrain)
     _, args = TARGETS["trainjob"]
-    done = vtrain("submit", "kubeflow", *args, "--kubeconfig", config, "--namespace", "team-a",
-                  *COMMAND)  # fmt: skip
+    done = vtrain(
+        "submit", "kubeflow", *args, "--kubeconfig", config, "--namespace", "team-a", *COMMAND
+    )
     assert done.status == 0, done.err
     ((method, path, body),) = kube_server.calls
     assert (method, path) == (
@@ -177,10 +183,25 @@ def test_the_rehearsal_runs_num_nodes_with_the_torch_plugin_env(
     assert vtrain(*render_args("trainjob", "yaml", "-o", str(job))).status == 0
     rec, out = tmp_path / "rec", tmp_path / "out"
     ran = subprocess.run(
-        [sys.executable, "-m", "vtrain", "local", "run", "--job", str(job), "--output-dir",
-         str(out), "--", sys.executable, NODE, str(rec)],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "vtrain",
+            "local",
+            "run",
+            "--job",
+            str(job),
+            "--output-dir",
+            str(out),
+            "--",
+            sys.executable,
+            NODE,
+            str(rec),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert "numProcPerNode is unset" in ran.stderr
     records = {p.stem: json.loads(p.read_text()) for p in rec.glob("*.json")}
@@ -217,8 +238,19 @@ def test_the_trainjob_checks_the_cluster_has_trainer_2_2_before_sending(
     assert kube_server.calls == [] and kube_server.reads == [TRAINJOB_CRD_PATH]
     # Only what the job uses is asked of the CRD: --timeout alone needs activeDeadlineSeconds.
     kube_server.objects[TRAINJOB_CRD_PATH] = trainjob_crd(*TRAINJOB_SPEC_V2_1, "runtimePatches")
-    timeout = vtrain("submit", "kubeflow", "--name", "t", "--trainjob", "--timeout", "1h",
-                     "--kubeconfig", config, *IMAGE, *CMD)  # fmt: skip
+    timeout = vtrain(
+        "submit",
+        "kubeflow",
+        "--name",
+        "t",
+        "--trainjob",
+        "--timeout",
+        "1h",
+        "--kubeconfig",
+        config,
+        *IMAGE,
+        *CMD,
+    )
     assert timeout.status == 2 and "has no spec.activeDeadlineSeconds" in timeout.err
     assert kube_server.calls == []
 
@@ -228,8 +260,9 @@ def test_a_trainjob_without_the_new_fields_needs_no_crd_check(
 ) -> None:
     kube_server.objects.clear()  # no Trainer at all: still nothing to check for a bare job
     config = write_kubeconfig(tmp_path / "kubeconfig", kube_server.url)
-    done = vtrain("submit", "kubeflow", "--name", "t", "--trainjob", "--kubeconfig", config,
-                  *IMAGE, *CMD)  # fmt: skip
+    done = vtrain(
+        "submit", "kubeflow", "--name", "t", "--trainjob", "--kubeconfig", config, *IMAGE, *CMD
+    )
     assert done.status == 0, done.err
     assert kube_server.reads == [] and len(kube_server.calls) == 1
 
@@ -260,16 +293,30 @@ def test_a_crd_the_user_may_not_read_is_said_and_the_job_sent(
 def test_help_names_the_trainer_version_it_needs() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "vtrain", "submit", "kubeflow", "--help"],
-        capture_output=True, text=True,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0
     assert "Trainer v2.2.0 or later" in " ".join(done.stdout.split())
 
 
 def test_a_trainjob_on_spot_tpu_nodes(vtrain: Run) -> None:
-    done = vtrain("render", "kubeflow", "--name", "t", "--trainjob", "--workers", "3", "--spot",
-                  "--accelerator", "TPU_V5_LITEPOD:4", *IMAGE, "--format", "json",
-                  *CMD)  # fmt: skip
+    done = vtrain(
+        "render",
+        "kubeflow",
+        "--name",
+        "t",
+        "--trainjob",
+        "--workers",
+        "3",
+        "--spot",
+        "--accelerator",
+        "TPU_V5_LITEPOD:4",
+        *IMAGE,
+        "--format",
+        "json",
+        *CMD,
+    )
     assert done.status == 0, done.err
     spec = json.loads(done.out)["spec"]
     assert spec["trainer"]["resourcesPerNode"] == {"limits": {"google.com/tpu": "4"}}
@@ -281,6 +328,10 @@ def test_a_trainjob_on_spot_tpu_nodes(vtrain: Run) -> None:
         "cloud.google.com/gke-spot": "true",
     }
     assert pod_spec["tolerations"] == [
-        {"key": "cloud.google.com/gke-spot", "operator": "Equal", "value": "true",
-         "effect": "NoSchedule"}
-    ]  # fmt: skip
+        {
+            "key": "cloud.google.com/gke-spot",
+            "operator": "Equal",
+            "value": "true",
+            "effect": "NoSchedule",
+        }
+    ]

@@ -83,8 +83,16 @@ def child(config: dict[str, Any], conn: Any) -> None:
         keras.callbacks.LambdaCallback(on_epoch_end=lambda e, logs: say(f"plain {e + 1}")),
         keras.callbacks.LambdaCallback(on_epoch_end=lambda e, logs: say("ready")),
     ]
-    model.fit(X, Y, batch_size=len(X), epochs=10**9, initial_epoch=initial, shuffle=False,
-              callbacks=callbacks, verbose=0)  # fmt: skip
+    model.fit(
+        X,
+        Y,
+        batch_size=len(X),
+        epochs=10**9,
+        initial_epoch=initial,
+        shuffle=False,
+        callbacks=callbacks,
+        verbose=0,
+    )
 
 
 @dataclass
@@ -204,8 +212,9 @@ def _check_plain(handle: Any, config: dict[str, Any], report: Report, seen: int)
     said = logging.getLogger("vtrain")
     said.addHandler(caught)
     try:
-        record = resume_from(model, handle.strategy, manager=None, plain=location,
-                             filepath=config["plain"])  # fmt: skip
+        record = resume_from(
+            model, handle.strategy, manager=None, plain=location, filepath=config["plain"]
+        )
     finally:
         said.removeHandler(caught)
     torn = [m for m in caught.messages if "torn or incomplete" in m]

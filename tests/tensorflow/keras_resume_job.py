@@ -109,8 +109,15 @@ def main() -> None:
     ]
     if args.plain:
         callbacks.append(keras.callbacks.ModelCheckpoint(args.plain))
-    model.fit(data, epochs=args.epochs, steps_per_epoch=args.steps, initial_epoch=initial_epoch,
-              callbacks=callbacks, verbose=2, shuffle=False)  # fmt: skip
+    model.fit(
+        data,
+        epochs=args.epochs,
+        steps_per_epoch=args.steps,
+        initial_epoch=initial_epoch,
+        callbacks=callbacks,
+        verbose=2,
+        shuffle=False,
+    )
     print(f"final weights {weights()}", flush=True)
     print(f"final iterations {int(model.optimizer.iterations.numpy())}", flush=True)
     # The job ends when the chief does (the platform's rule) and a worker still at work is

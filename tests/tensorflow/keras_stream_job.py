@@ -56,8 +56,7 @@ def main() -> None:
                 os._exit(3)
 
     callbacks.append(Stop())
-    model.fit(batches.dataset, epochs=1, initial_epoch=found.done, callbacks=callbacks,
-              verbose=0)  # fmt: skip
+    model.fit(batches.dataset, epochs=1, initial_epoch=found.done, callbacks=callbacks, verbose=0)
     handle.close()
 
 

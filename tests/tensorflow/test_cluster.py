@@ -54,8 +54,10 @@ def test_parameter_server_training_with_two_workers_and_a_ps(tmp_path: Path) -> 
     assert run.returncode == 0, run.output
     assert weights(run, "chief-0")[:8] == pytest.approx(TRUE_WEIGHTS, abs=0.1)
     # Each server on its own replica's loopback address, as each is a machine of its own.
-    served = {r: re.findall(r"serving at grpc://(127\.[0-9.]+):", run.logs[r])
-              for r in ("worker-0", "worker-1", "ps-0")}  # fmt: skip
+    served = {
+        r: re.findall(r"serving at grpc://(127\.[0-9.]+):", run.logs[r])
+        for r in ("worker-0", "worker-1", "ps-0")
+    }
     assert all(len(hosts) == 1 for hosts in served.values()), served
     assert len({hosts[0] for hosts in served.values()} - {"127.0.0.1"}) == 3, served
     for replica in ("worker-0", "worker-1", "ps-0"):
@@ -71,8 +73,11 @@ def test_a_side_car_evaluator_evaluates_the_chiefs_checkpoints(tmp_path: Path) -
     out = tmp_path / "out"
     # The side-car is stopped when the chief ends the job, as on the platform; a pause
     # after each epoch gives it time to evaluate every checkpoint, even on a busy machine.
-    run = local_run(out, ["--workers", "1", "--evaluators", "1"],
-                    [EXAMPLE, "--epochs", "3", "--epoch-delay", "4"])  # fmt: skip
+    run = local_run(
+        out,
+        ["--workers", "1", "--evaluators", "1"],
+        [EXAMPLE, "--epochs", "3", "--epoch-delay", "4"],
+    )
     assert run.returncode == 0, run.output
     evaluations = re.findall(r"^\d+/\d+ - .*loss: ([\d.]+)", run.logs["evaluator-0"], re.M)
     assert len(evaluations) == 3, run.logs["evaluator-0"][-3000:]

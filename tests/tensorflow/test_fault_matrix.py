@@ -54,8 +54,12 @@ TIMEOUT = 240  # a cell takes 30 to 60 s; one that hangs fails here, and is stop
 PS = ["--workers", "2", "--ps", "1"]
 PS_FAULTS = {**FAULTS, "kill ps": "ps:0@{at}"}
 PS_CELLS = [(fault, policy) for fault in PS_FAULTS for policy in POLICIES]
-MWMS_CELLS = [("kill worker", "replica"), ("kill chief", "replica"),
-              ("preempt worker", "job"), ("preempt chief", "job")]  # fmt: skip
+MWMS_CELLS = [
+    ("kill worker", "replica"),
+    ("kill chief", "replica"),
+    ("preempt worker", "job"),
+    ("preempt chief", "job"),
+]
 
 
 def cell(out: Path, layout: list[str], kill: str | None, policy: str) -> tuple[CellRun, float]:
@@ -78,13 +82,19 @@ def weights(run: CellRun, replica: str) -> list[float]:
 
 def resumed_epochs(run: CellRun) -> list[int]:
     """The epochs the chief's restarts resumed from, in order."""
-    return [int(e) for e in re.findall(r"^chief-0 *\| vtrain: resumed from .* \((\d+) done\)$",
-                                       run.output, re.M)]  # fmt: skip
+    return [
+        int(e)
+        for e in re.findall(
+            r"^chief-0 *\| vtrain: resumed from .* \((\d+) done\)$", run.output, re.M
+        )
+    ]
 
 
 def finished(run: CellRun, fault: str, policy: str, took: float) -> None:
-    print(f"\n{fault} | {policy}: finished {took:.1f} s after the kill; "
-          f"chief resumed from epochs {resumed_epochs(run)}; {run.figures()}")  # fmt: skip
+    print(
+        f"\n{fault} | {policy}: finished {took:.1f} s after the kill; "
+        f"chief resumed from epochs {resumed_epochs(run)}; {run.figures()}"
+    )
     assert not run.timed_out, f"hung past {TIMEOUT} s:\n{run.shown()}"
     assert run.killed_at is not None and "nothing to kill" not in run.output, run.shown()
     assert run.returncode == 0, run.shown()
@@ -121,8 +131,7 @@ def test_parameter_server_cell_finishes_resumed(fault: str, policy: str, tmp_pat
         assert f"step-{int(found[1]):012d} " in run.output  # resumed from that step's folder
 
 
-@pytest.mark.parametrize(("fault", "policy"), MWMS_CELLS,
-                         ids=[f"{f}-{p}" for f, p in MWMS_CELLS])  # fmt: skip
+@pytest.mark.parametrize(("fault", "policy"), MWMS_CELLS, ids=[f"{f}-{p}" for f, p in MWMS_CELLS])
 def test_multi_worker_cell_finishes_resumed(fault: str, policy: str, tmp_path: Path) -> None:
     run, took = cell(tmp_path, ["--workers", "1"], FAULTS[fault], policy)
     finished(run, f"keras mwms {fault}", policy, took)
@@ -131,8 +140,11 @@ def test_multi_worker_cell_finishes_resumed(fault: str, policy: str, tmp_path: P
         # PreemptionCheckpointHandler: every worker commits the same step and exits 143,
         # the notified one or its peer first; then the job restarts.
         said = [ln for ln in run.output.splitlines() if ln.startswith("vtrain ")]
-        found = re.search(r"(chief|worker)-0 preempted \(SIGTERM\): committed step (\d+)[^\n]*; "
-                          "restarting every replica", "\n".join(said))  # fmt: skip
+        found = re.search(
+            r"(chief|worker)-0 preempted \(SIGTERM\): committed step (\d+)[^\n]*; "
+            "restarting every replica",
+            "\n".join(said),
+        )
         assert found, "\n".join(said)
         assert "job restart 1 of" in run.output
         assert f"step-{int(found[2]):012d} " in run.output  # resumed from that step's folder

@@ -69,8 +69,15 @@ def test_resume_says_what_it_loaded_in_a_resumed(handle: Any) -> None:
     assert handle.resume(tiny(keras)) == Resumed()  # nothing yet: falsy, 0 done
 
     model = tiny(keras)
-    model.fit(X, Y, batch_size=8, epochs=2, shuffle=False, verbose=0,
-              callbacks=[handle.model_checkpoint()])  # fmt: skip
+    model.fit(
+        X,
+        Y,
+        batch_size=8,
+        epochs=2,
+        shuffle=False,
+        verbose=0,
+        callbacks=[handle.model_checkpoint()],
+    )
     fresh = tiny(keras)
     resumed = handle.resume(fresh)
     step = handle.checkpoints.latest_step()
@@ -96,8 +103,7 @@ def test_save_model_and_report_follow_the_environment_the_handle_was_given(
     keras = handle.keras
     model = tiny(keras)
     callbacks = handle.callbacks(monitor="loss", tag="loss", backup=False, tensorboard=False)
-    history = model.fit(X, Y, batch_size=8, epochs=2, shuffle=False, verbose=0,
-                        callbacks=callbacks)  # fmt: skip
+    history = model.fit(X, Y, batch_size=8, epochs=2, shuffle=False, verbose=0, callbacks=callbacks)
     assert handle.report(0.25, "score", step=2)
 
     saved = handle.save_model(model)

@@ -62,8 +62,9 @@ print(json.dumps(seen))
 """
 
 
-@pytest.mark.parametrize("legacy, expected, package", [(False, "keras_3", "keras"),
-                                                       (True, "tf_keras", "tf_keras")])  # fmt: skip
+@pytest.mark.parametrize(
+    "legacy, expected, package", [(False, "keras_3", "keras"), (True, "tf_keras", "tf_keras")]
+)
 def test_keras_routing_reads_where_tensorflow_sends_tf_keras(
     legacy: bool, expected: str, package: str
 ) -> None:

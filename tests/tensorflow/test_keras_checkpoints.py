@@ -19,8 +19,16 @@ pytest.importorskip("tensorflow")
 
 
 def fit(model: Any, epochs: int, callbacks: list[Any], initial_epoch: int = 0) -> None:
-    model.fit(X, Y, batch_size=8, epochs=epochs, initial_epoch=initial_epoch, shuffle=False,
-              callbacks=callbacks, verbose=0)  # fmt: skip
+    model.fit(
+        X,
+        Y,
+        batch_size=8,
+        epochs=epochs,
+        initial_epoch=initial_epoch,
+        shuffle=False,
+        callbacks=callbacks,
+        verbose=0,
+    )
 
 
 def committed_epochs(handle: Any) -> list[int]:
@@ -168,8 +176,12 @@ def test_resume_takes_whichever_checkpoint_is_further_into_training(handle: Any)
 
     def resumed() -> Any:
         fresh = tiny(keras)
-        record = resume_from(fresh, handle.strategy, manager=handle.checkpoint_manager(),
-                             plain=handle.checkpoint_manager(folder).location)  # fmt: skip
+        record = resume_from(
+            fresh,
+            handle.strategy,
+            manager=handle.checkpoint_manager(),
+            plain=handle.checkpoint_manager(folder).location,
+        )
         return record, fresh
 
     record, fresh = resumed()  # a tie: the committed step, checked byte for byte
@@ -256,8 +268,15 @@ def test_gs_checkpoints_resume_and_plain_files_through_the_emulator(
 
     # A plain ModelCheckpoint's files on gs://, the newest cut short: resume names and skips it.
     local = tmp_path / "plain"
-    fit(model, 5, [keras.callbacks.ModelCheckpoint(str(local / "ckpt-{epoch:04d}.keras")),
-                   recorder(keras, states)], initial_epoch=3)  # fmt: skip
+    fit(
+        model,
+        5,
+        [
+            keras.callbacks.ModelCheckpoint(str(local / "ckpt-{epoch:04d}.keras")),
+            recorder(keras, states),
+        ],
+        initial_epoch=3,
+    )
     truncate(local / "ckpt-0005.keras", "half")
     for epoch in (4, 5):
         blob = client.bucket(bucket).blob(f"job/checkpoints/ckpt-{epoch:04d}.keras")

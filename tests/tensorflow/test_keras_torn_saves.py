@@ -38,8 +38,10 @@ def test_kills_during_saves_never_resume_from_a_torn_checkpoint(
     seed = int.from_bytes(os.urandom(4), "big")
     kills, max_delay = KILLS[medium]
     report = run_kills(config, kills, seed=seed, max_delay=max_delay)
-    print(f"{medium}: seed {seed}, {report.kills} kills, {report.epochs_committed} epochs, "
-          f"{report.torn_plain_files} torn plain files skipped, "
-          f"{report.uncommitted_saves} saves left uncommitted, {report.seconds:.0f} s")  # fmt: skip
+    print(
+        f"{medium}: seed {seed}, {report.kills} kills, {report.epochs_committed} epochs, "
+        f"{report.torn_plain_files} torn plain files skipped, "
+        f"{report.uncommitted_saves} saves left uncommitted, {report.seconds:.0f} s"
+    )
     assert report.kills == kills
     assert report.epochs_committed > 0

@@ -40,10 +40,18 @@ def alone(
     tmp_path: Path, run: str, *args: str, out: str = "out", **extra: str
 ) -> subprocess.CompletedProcess[str]:
     """The job as one process, its output folder (`out`) and data under `tmp_path`."""
-    env = clean_env(VTRAIN_OUTPUT_DIR=str(tmp_path / out),
-                    AIP_TRAINING_DATA_URI=str(tmp_path / "data" / "*.jsonl"), **extra)  # fmt: skip
-    return subprocess.run([sys.executable, JOB, str(tmp_path / "r"), run, *args], env=env,
-                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    env = clean_env(
+        VTRAIN_OUTPUT_DIR=str(tmp_path / out),
+        AIP_TRAINING_DATA_URI=str(tmp_path / "data" / "*.jsonl"),
+        **extra,
+    )
+    return subprocess.run(
+        [sys.executable, JOB, str(tmp_path / "r"), run, *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_a_stopped_fit_resumes_after_the_last_step_it_committed_not_after_what_it_read(
@@ -86,8 +94,13 @@ def test_a_job_stopped_on_3_trainers_resumes_on_2_and_trains_each_record_once(
     results.mkdir()
     env = {"AIP_TRAINING_DATA_URI": str(tmp_path / "data" / "*.jsonl")}
     out = tmp_path / "out"
-    first = local_run(out, ["--workers", "2", "--max-restarts", "0"],
-                      [JOB, str(results), "1", "4"], timeout=120, **env)  # fmt: skip
+    first = local_run(
+        out,
+        ["--workers", "2", "--max-restarts", "0"],
+        [JOB, str(results), "1", "4"],
+        timeout=120,
+        **env,
+    )
     assert first.returncode != 0, first.output  # stopped mid-epoch
     second = local_run(out, ["--workers", "1"], [JOB, str(results), "2"], timeout=120, **env)
     assert second.returncode == 0, second.output
@@ -106,8 +119,10 @@ def test_a_job_stopped_on_3_trainers_resumes_on_2_and_trains_each_record_once(
 
 def test_what_model_checkpoint_and_batches_refuse(tmp_path: Path) -> None:
     write_split(tmp_path / "data", 1, 3)
-    handle: Any = configure(VTRAIN_OUTPUT_DIR=str(tmp_path / "out"),
-                            AIP_TRAINING_DATA_URI=str(tmp_path / "data" / "*.jsonl"))  # fmt: skip
+    handle: Any = configure(
+        VTRAIN_OUTPUT_DIR=str(tmp_path / "out"),
+        AIP_TRAINING_DATA_URI=str(tmp_path / "data" / "*.jsonl"),
+    )
     stream = handle.stream()
     with pytest.raises(UsageError, match=r"^model_checkpoint\(data=...\): cannot tell which"):
         handle.model_checkpoint(data=stream)
@@ -128,7 +143,8 @@ def test_what_model_checkpoint_and_batches_refuse(tmp_path: Path) -> None:
 
 
 def test_resume_from_an_empty_old_folder_is_refused(tmp_path: Path) -> None:
-    handle: Any = configure(VTRAIN_OUTPUT_DIR=str(tmp_path / "out"),
-                            VTRAIN_RESUME_FROM=str(tmp_path / "typo"))  # fmt: skip
+    handle: Any = configure(
+        VTRAIN_OUTPUT_DIR=str(tmp_path / "out"), VTRAIN_RESUME_FROM=str(tmp_path / "typo")
+    )
     with pytest.raises(CheckpointError, match=r"typo/keras: no committed step to continue from"):
         handle.resume(object())

@@ -19,10 +19,13 @@ def config(env: dict[str, str]) -> dict[str, object] | None:
 def test_ai_platform_master_becomes_chief_and_the_evaluator_leaves_the_cluster() -> None:
     written = config({"CLUSTER_SPEC": cluster_spec(AIP_CLUSTER, "master", 0)})
     assert written == {
-        "cluster": {"chief": ["master-0:2222"], "worker": ["worker-0:2222", "worker-1:2222"],
-                    "ps": ["ps-0:2222"]},
+        "cluster": {
+            "chief": ["master-0:2222"],
+            "worker": ["worker-0:2222", "worker-1:2222"],
+            "ps": ["ps-0:2222"],
+        },
         "task": {"type": "chief", "index": 0},
-    }  # fmt: skip
+    }
 
 
 def test_vertex_workerpools_become_tf_roles() -> None:
@@ -33,11 +36,20 @@ def test_vertex_workerpools_become_tf_roles() -> None:
 
 
 def test_only_the_keys_tensorflow_reads_are_kept() -> None:
-    raw = json.loads(tf_config({"master": ["m:1"], "worker": ["w:1"], "evaluator": ["e:1"]},
-                               "worker", 0, trial="3", cloud="x"))  # fmt: skip
+    raw = json.loads(
+        tf_config(
+            {"master": ["m:1"], "worker": ["w:1"], "evaluator": ["e:1"]},
+            "worker",
+            0,
+            trial="3",
+            cloud="x",
+        )
+    )
     written = config({"TF_CONFIG": json.dumps(raw)})
-    assert written == {"cluster": {"chief": ["m:1"], "worker": ["w:1"]},
-                       "task": {"type": "worker", "index": 0}}  # fmt: skip
+    assert written == {
+        "cluster": {"chief": ["m:1"], "worker": ["w:1"]},
+        "task": {"type": "worker", "index": 0},
+    }
 
 
 def test_a_single_process_gets_no_tf_config_and_a_stale_one_is_removed() -> None:
@@ -59,8 +71,13 @@ def test_written_tf_config_reads_back_as_the_same_replica() -> None:
 
 
 def test_unknown_addresses_are_refused_with_a_reason() -> None:
-    env = {"TORCHELASTIC_RUN_ID": "r", "RANK": "1", "WORLD_SIZE": "2", "MASTER_ADDR": "h",
-           "MASTER_PORT": "1"}  # fmt: skip
+    env = {
+        "TORCHELASTIC_RUN_ID": "r",
+        "RANK": "1",
+        "WORLD_SIZE": "2",
+        "MASTER_ADDR": "h",
+        "MASTER_PORT": "1",
+    }
     with pytest.raises(
         ConfigError, match=r"TensorFlow needs every replica's address, but torchrun"
     ):

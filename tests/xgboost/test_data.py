@@ -267,8 +267,15 @@ def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str
         port = s.getsockname()[1]
     log = tmp_path_factory.mktemp("gcs") / "emulator.log"
     with open(log, "wb") as out:
-        command = [sys.executable, "-m", "gcp_storage_emulator", "start", "--host=127.0.0.1",
-                   f"--port={port}", "--in-memory"]  # fmt: skip
+        command = [
+            sys.executable,
+            "-m",
+            "gcp_storage_emulator",
+            "start",
+            "--host=127.0.0.1",
+            f"--port={port}",
+            "--in-memory",
+        ]
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
     host = f"http://127.0.0.1:{port}"
     try:

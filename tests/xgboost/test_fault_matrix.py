@@ -27,8 +27,18 @@ pytestmark = [pytest.mark.faults, pytest.mark.filterwarnings("ignore:.*Unknown f
 
 TICKING = str(Path(__file__).parent / "scripts" / "ticking.py")
 EVERY = 5
-EXAMPLE = [TICKING, str(EXAMPLES / "xgboost" / "train.py"), "--rounds", "120",
-           "--rows", "2000", "--nthread", "1", "--checkpoint-every", str(EVERY)]  # fmt: skip
+EXAMPLE = [
+    TICKING,
+    str(EXAMPLES / "xgboost" / "train.py"),
+    "--rounds",
+    "120",
+    "--rows",
+    "2000",
+    "--nthread",
+    "1",
+    "--checkpoint-every",
+    str(EVERY),
+]
 START = r"rank \d+/\d+: (\d+) rounds done before"
 # The tracker runs in the chief's process: killing its host is killing the chief.
 XGB_FAULTS = {**FAULTS, "kill tracker host": FAULTS["kill chief"]}
@@ -40,9 +50,13 @@ CELLS = [(fault, policy) for fault in XGB_FAULTS for policy in POLICIES]
 def cell(out: Path, fault: str | None, policy: str) -> CellRun:
     kill = [] if fault is None else ["--kill", XGB_FAULTS[fault].format(at=KILL_AT)]
     return run_cell(
-        out, ["--workers", "1", *POLICIES[policy], *kill], EXAMPLE, start_line=START,
-        timeout=TIMEOUT, ROUND_DELAY="0.1",
-    )  # fmt: skip
+        out,
+        ["--workers", "1", *POLICIES[policy], *kill],
+        EXAMPLE,
+        start_line=START,
+        timeout=TIMEOUT,
+        ROUND_DELAY="0.1",
+    )
 
 
 def final(run: CellRun) -> dict[str, object]:
@@ -65,8 +79,10 @@ def test_cell_resumes_to_the_uninterrupted_model(
 ) -> None:
     run = cell(tmp_path, fault, policy)
     start = uninterrupted.first_step()
-    print(f"\nxgboost | {fault} | {policy}: {run.figures()}; "
-          f"cold start {'-' if start is None else f'{start:.1f} s'}")  # fmt: skip
+    print(
+        f"\nxgboost | {fault} | {policy}: {run.figures()}; "
+        f"cold start {'-' if start is None else f'{start:.1f} s'}"
+    )
     assert not run.timed_out, f"hung past {TIMEOUT} s:\n{run.shown()}"
     assert run.returncode == 0, run.shown()
     assert run.killed_at is not None and "nothing to kill" not in run.output, run.shown()

@@ -90,8 +90,9 @@ def test_killed_on_3_trainers_resumed_on_2_deals_the_whole_split_once(tmp_path: 
     results.mkdir()
     env = {"RESULTS": str(results), "AIP_TRAINING_DATA_URI": str(tmp_path / "data" / "*.jsonl")}
     out = tmp_path / "out"
-    first = local_run(out, ["--workers", "2", "--max-restarts", "0"], [SCRIPT],
-                      RUN="1", KILL_AT="7", **env)  # fmt: skip
+    first = local_run(
+        out, ["--workers", "2", "--max-restarts", "0"], [SCRIPT], RUN="1", KILL_AT="7", **env
+    )
     assert first.returncode != 0, first.output  # worker 0 died after round 7
     second = local_run(out, ["--workers", "1"], [SCRIPT], RUN="2", **env)
     assert second.returncode == 0, second.output

@@ -65,11 +65,14 @@ def finish(process: subprocess.Popen[str]) -> tuple[int, str]:
     ("first", "problem"),
     [
         (b"", "something listens there but said nothing in 1 s"),
-        (b"HTTP/1.1 400 Bad Request\r\n", r"something else answers there \(b'HTTP/1\.1 400 Bad "
-         r"Request\\r\\n'\), not vtrain's XGBoost chief"),
+        (
+            b"HTTP/1.1 400 Bad Request\r\n",
+            r"something else answers there \(b'HTTP/1\.1 400 Bad "
+            r"Request\\r\\n'\), not vtrain's XGBoost chief",
+        ),
     ],
     ids=["silent", "another-program"],
-)  # fmt: skip
+)
 def test_another_program_on_the_chiefs_port_ends_a_workers_wait_at_the_deadline(
     first: bytes, problem: str
 ) -> None:

@@ -71,10 +71,16 @@ class Holder:
     def to_bytes(self) -> bytes:
         o = self.owner
         record = {
-            "pid": o.pid, "host": o.host, "start": o.start, "boot": o.boot, "job": self.job,
-            "replica": self.replica, "since": self.since, "heartbeat": self.heartbeat,
+            "pid": o.pid,
+            "host": o.host,
+            "start": o.start,
+            "boot": o.boot,
+            "job": self.job,
+            "replica": self.replica,
+            "since": self.since,
+            "heartbeat": self.heartbeat,
             "token": self.token,
-        }  # fmt: skip
+        }
         return json.dumps(record, indent=1).encode()
 
     @classmethod

@@ -322,8 +322,9 @@ class CheckpointManager:
         if self.resume_from is not None:
             # A new job that continues an old one: until it commits a step of its own it
             # starts from the old job's newest. Read as a non-leader: nothing is written there.
-            other = CheckpointManager(self.resume_from, is_leader=False, per_trial=False,
-                                      **self._options)  # fmt: skip
+            other = CheckpointManager(
+                self.resume_from, is_leader=False, per_trial=False, **self._options
+            )
             older = other.restore(into=into)
             if older is None:
                 # Asked to continue and nothing to continue from: a typo, not a fresh start.

@@ -126,9 +126,12 @@ def _verified(entry: FileEntry, where: str, attempt: Callable[[], tuple[int, T]]
         if got == entry.checksum:
             return result
     raise mismatch(
-        where, entry.name, f"checksum of the bytes received, {ATTEMPTS} downloads",
-        f"{got:08x}", f"{entry.checksum:08x}",
-    )  # fmt: skip
+        where,
+        entry.name,
+        f"checksum of the bytes received, {ATTEMPTS} downloads",
+        f"{got:08x}",
+        f"{entry.checksum:08x}",
+    )
 
 
 def get_buffers(data: Location, manifest: Manifest, where: str) -> dict[str, memoryview]:

@@ -129,45 +129,52 @@ def add_job_arguments(
             f"--{role}-machine-type", metavar="TYPE", help=f"the {role}'s machine"
         )
         default = (
-            "default: --accelerator" if role in ("chief", "worker") else "default: none, "
-            "as parameter servers and evaluators rarely use one"
-        )  # fmt: skip
+            "default: --accelerator"
+            if role in ("chief", "worker")
+            else "default: none, as parameter servers and evaluators rarely use one"
+        )
         machines.add_argument(
-            f"--{role}-accelerator", metavar="TYPE:COUNT",
+            f"--{role}-accelerator",
+            metavar="TYPE:COUNT",
             help=f"the {role}'s accelerator, or none ({default})",
-        )  # fmt: skip
+        )
     job = p.add_argument_group("job")
     job.add_argument("--region", help="default us-central1")
     job.add_argument("--project", help="project id or number")
     job.add_argument(
-        "--output-dir", metavar="gs://BUCKET/PATH",
+        "--output-dir",
+        metavar="gs://BUCKET/PATH",
         help="baseOutputDirectory (Vertex), jobDir (AI Platform), AIP_* dirs (Kubeflow)",
-    )  # fmt: skip
+    )
     job.add_argument("--service-account", metavar="EMAIL")
     job.add_argument("--network", metavar="NETWORK", help="projects/NUMBER/global/networks/NAME")
     job.add_argument("--timeout", metavar="DURATION", help="3600, 3600s, 90m or 2h")
     job.add_argument(
-        "--spot", action="store_true",
+        "--spot",
+        action="store_true",
         help="Spot VMs: Vertex's scheduling strategy SPOT; on Kubeflow, GKE's spot nodes "
         "(node selector and toleration). A reclaim is SIGTERM, then SIGKILL about 30 s later",
-    )  # fmt: skip
+    )
     job.add_argument("--env", action="append", default=[], metavar="K=V")
     job.add_argument(
-        "--resume-from", metavar="CHECKPOINT_DIR",
+        "--resume-from",
+        metavar="CHECKPOINT_DIR",
         help="continue an old job: until this job commits a step of its own, it resumes from "
         "the newest committed step in CHECKPOINT_DIR (the old job's gs://.../checkpoints), "
         "given to every replica as VTRAIN_RESUME_FROM; the old folder is only read",
-    )  # fmt: skip
+    )
     job.add_argument("--label", action="append", default=[], metavar="K=V")
     job.add_argument(
-        "--study", metavar="STUDY.yaml",
+        "--study",
+        metavar="STUDY.yaml",
         help="the study file `vtrain tune` runs: a HyperparameterTuningJob (Vertex), "
         "hyperparameters (AI Platform) or a Katib Experiment (Kubeflow)",
-    )  # fmt: skip
+    )
     job.add_argument(
-        "--framework", choices=frameworks,
+        "--framework",
+        choices=frameworks,
         help="the installed vtrain plugin whose declared job kind this is (TFJob, PyTorchJob ...)",
-    )  # fmt: skip
+    )
     for engine in engines:
         group = p.add_argument_group(engine.title)
         for flag in engine.flags:
@@ -179,9 +186,11 @@ def add_job_arguments(
     out.add_argument("--dry-run", action="store_true", help="print the job; send nothing")
     out.add_argument("--format", choices=("yaml", "json"), default="yaml")
     out.add_argument(
-        "-o", "--output", metavar="FILE",
+        "-o",
+        "--output",
+        metavar="FILE",
         help="write the whole document (credentials too) to FILE instead of printing it",
-    )  # fmt: skip
+    )
     p.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS...]")
 
 

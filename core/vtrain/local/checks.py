@@ -18,9 +18,23 @@ from vtrain.local.verdict import Finding, Verdict
 SHARED = "a shared place (AIP_MODEL_DIR, AIP_CHECKPOINT_DIR, /gcs/ or gs://)"
 # What a model or a checkpoint is saved as, by the frameworks vtrain runs.
 _MODEL_SUFFIXES = frozenset(
-    {".pt", ".pth", ".ckpt", ".keras", ".h5", ".hdf5", ".params", ".safetensors", ".ubj",
-     ".bst", ".joblib", ".pb", ".index", ".msgpack"}
-)  # fmt: skip
+    {
+        ".pt",
+        ".pth",
+        ".ckpt",
+        ".keras",
+        ".h5",
+        ".hdf5",
+        ".params",
+        ".safetensors",
+        ".ubj",
+        ".bst",
+        ".joblib",
+        ".pb",
+        ".index",
+        ".msgpack",
+    }
+)
 _MODEL_WORDS = re.compile(r"checkpoint|ckpt|saved_model", re.IGNORECASE)
 # Caches a framework fills by itself (downloaded weights, compiled kernels): not the job's.
 _CACHES = ("home/.cache/", "home/.keras/", "home/.nv/", "home/.triton/")
@@ -294,8 +308,13 @@ def args(ev: Evidence) -> list[Finding]:
 
 
 CHECKERS: tuple[Callable[[Evidence], list[Finding]], ...] = (
-    local_disk, loopback, leader, metric, resume, args
-)  # fmt: skip
+    local_disk,
+    loopback,
+    leader,
+    metric,
+    resume,
+    args,
+)
 
 
 def judge(ev: Evidence, notes: tuple[str, ...] = ()) -> Verdict:

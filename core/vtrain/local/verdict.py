@@ -50,9 +50,11 @@ class Verdict(Frozen):
     def text(self) -> str:
         """The verdict line, a line per finding, then a line per note."""
         n = len(self.findings)
-        head = "verdict: ready to submit" if self.ready else (
-            f"verdict: not ready: {n} finding{'s' if n != 1 else ''}"
-        )  # fmt: skip
+        head = (
+            "verdict: ready to submit"
+            if self.ready
+            else (f"verdict: not ready: {n} finding{'s' if n != 1 else ''}")
+        )
         notes = [f"  (note: {note})" for note in self.notes]
         return "\n".join([head, *(f.line() for f in self.findings), *notes]) + "\n"
 

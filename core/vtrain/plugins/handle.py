@@ -210,8 +210,14 @@ class Handle:
 
         position = resume.data if isinstance(resume, Resumed) else resume
         rank, world_size = (None, None) if self.rank is None else self._place("stream")
-        made = stream(split, rank=rank, world_size=world_size, resume=position,
-                      environ=self.environ, **options)  # fmt: skip
+        made = stream(
+            split,
+            rank=rank,
+            world_size=world_size,
+            resume=position,
+            environ=self.environ,
+            **options,
+        )
         if self.is_leader and isinstance(resume, Resumed) and resume:
             log.info(describe_resume(self._step_of(resume), position, made.world_size))
         return made

@@ -96,8 +96,9 @@ def run_service(plugin: Service, info: ClusterInfo, options: Mapping[str, Any]) 
         traceback.print_exc()
         status = 1
     if status == 0 and stopped.is_set() and info.role == "chief":
-        log.info(f"vtrain: {info.role} {info.index} stopped by a signal: not the job's end, "
-                 "exiting 143")  # fmt: skip
+        log.info(
+            f"vtrain: {info.role} {info.index} stopped by a signal: not the job's end, exiting 143"
+        )
         status = 128 + signal.SIGTERM
     sys.stdout.flush()
     sys.stderr.flush()

@@ -31,8 +31,13 @@ def container_env(
     if entries is None:
         return {}
     if not isinstance(entries, list):
-        raise ConfigError("not a list", source=source, path=path, value=entries,
-                          expected="a list of {name, value}")  # fmt: skip
+        raise ConfigError(
+            "not a list",
+            source=source,
+            path=path,
+            value=entries,
+            expected="a list of {name, value}",
+        )
     problems = Problems(source, kind=ConfigError)
     env: dict[str, str] = {}
     for i, entry in enumerate(entries):

@@ -37,32 +37,42 @@ def load_job(document: Any, *, source: str, name: str = "vtrain-job") -> JobDocu
     """Check a parsed job document; the platform is told from its shape."""
     if not isinstance(document, dict):
         raise ConfigError(
-            "not a job document", source=source, value=type(document).__name__,
+            "not a job document",
+            source=source,
+            value=type(document).__name__,
             expected="a CustomJob, HyperparameterTuningJob, config.yaml or Kubeflow manifest",
-        )  # fmt: skip
+        )
     marked = redaction_mark(document)
     if marked is not None:
         # A document printed by `vtrain render` hides credentials; sent, the job would run
         # with *** for a password. Only the file -o writes holds the real values.
         raise ConfigError(
-            f"holds {HIDDEN}, where a printed document hides a credential", source=source,
-            path=marked, expected="the real value",
+            f"holds {HIDDEN}, where a printed document hides a credential",
+            source=source,
+            path=marked,
+            expected="the real value",
             hint=f"render with -o {source} (the file holds every value), not > {source}",
-        )  # fmt: skip
+        )
     huge = _past_int64(document)
     if huge is not None:
         # Every engine's integers are int64 at most (Kubernetes' int32 and int64, Vertex's
         # and ml v1's int64); a larger one would only fail later, far from here.
-        raise ConfigError("a number past int64", source=source, path=huge,
-                          expected=f"an integer from {-(2**63)} to {2**63 - 1}")  # fmt: skip
+        raise ConfigError(
+            "a number past int64",
+            source=source,
+            path=huge,
+            expected=f"an integer from {-(2**63)} to {2**63 - 1}",
+        )
     for engine in ENGINES.values():
         if engine.recognizes(document):
             return engine.load(document, source, name)
     shapes = [engine.shape for engine in reversed(list(ENGINES.values()))]
     raise ConfigError(
-        "not a job vtrain knows", source=source, value=sorted(map(str, document))[:6],
+        "not a job vtrain knows",
+        source=source,
+        value=sorted(map(str, document))[:6],
         expected=", ".join(shapes[:-1]) + " or " + shapes[-1],
-    )  # fmt: skip
+    )
 
 
 def redaction_mark(document: Any) -> str | None:

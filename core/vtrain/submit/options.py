@@ -184,8 +184,9 @@ class JobOptions:
         for word in request.argv:
             if "\0" in word:
                 # What a replica's exec() would refuse; the platform would start it to find out.
-                problems.bad("COMMAND", "a NUL character (\\0) in an argument", word,
-                             "arguments without NUL")  # fmt: skip
+                problems.bad(
+                    "COMMAND", "a NUL character (\\0) in an argument", word, "arguments without NUL"
+                )
         env, errors = parse_pairs("--env", request.env, env=True)
         problems.add(*errors)
         _check_resume_from(env, problems)
@@ -196,9 +197,11 @@ class JobOptions:
             problems.bad("--region", "not a region", region, "e.g. us-central1")
         if request.project is not None and not _PROJECT.fullmatch(request.project):
             problems.bad(
-                "--project", "not a project number or id", request.project,
+                "--project",
+                "not a project number or id",
+                request.project,
                 "digits, or 6-30 lowercase letters, digits and '-' starting with a letter",
-            )  # fmt: skip
+            )
         timeout = _duration(request.timeout, "--timeout", problems)
         max_wait = _duration(request.max_wait, "--max-wait", problems)
         for platform, other in engines.items():
@@ -256,11 +259,13 @@ def _check_resume_from(env: Sequence[tuple[str, str]], problems: Problems) -> No
     for name, value in env:
         if name == RESUME_FROM and not value.startswith(("gs://", "/gcs/")):
             problems.bad(
-                "--resume-from", "not a Cloud Storage folder", value,
+                "--resume-from",
+                "not a Cloud Storage folder",
+                value,
                 "the old job's checkpoint folder, gs://BUCKET/PATH/checkpoints or /gcs/...",
                 hint="the replicas read it in the cloud; a local folder is for "
                 "`vtrain local run --resume-from`",
-            )  # fmt: skip
+            )
 
 
 def job_restarts(framework: str | None) -> str | None:

@@ -73,7 +73,7 @@ def build_pools(
             chief_accelerator,
             chief_machine_flag,
             chief_accelerator_flag,
-        )  # fmt: skip
+        )
     ]
     for role in ROLES[1:]:
         accelerator = chief_accelerator if role in INHERIT_ACCELERATOR else None
@@ -94,7 +94,7 @@ def build_pools(
                 accelerator,
                 machine_flag,
                 accelerator_flag or f"--{role}-accelerator",
-            )  # fmt: skip
+            )
         )
     if not request.image and not request.python_package:
         problems.bad(
@@ -103,9 +103,11 @@ def build_pools(
     for role, flag in COUNT_FLAGS.items():
         if request.role_images.get(role) and not given[role] > 0:
             problems.bad(
-                f"--{role}-image", f"the job has no {role} replicas", request.role_images[role],
+                f"--{role}-image",
+                f"the job has no {role} replicas",
+                request.role_images[role],
                 f"{flag} N with it",
-            )  # fmt: skip
+            )
     return tuple(pools)
 
 

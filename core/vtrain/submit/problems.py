@@ -43,9 +43,12 @@ class Problems(Collector):
             return
         if not output_dir.startswith("gs://"):
             self.bad(
-                "--output-dir", "not a Cloud Storage URI", output_dir, "gs://BUCKET/PATH",
+                "--output-dir",
+                "not a Cloud Storage URI",
+                output_dir,
+                "gs://BUCKET/PATH",
                 hint=f"{self.platform} writes the model and checkpoints to Cloud Storage",
-            )  # fmt: skip
+            )
             return
         # The URI is one: say which rule its bucket breaks, not that it is not a URI.
         why = bucket_problem(output_dir[len("gs://") :].partition("/")[0])
@@ -56,11 +59,13 @@ class Problems(Collector):
         """Refuse parameter servers in a job without workers: nothing would use them."""
         if request.ps > 0 and request.workers <= 0:
             self.bad(
-                "--ps", "parameter servers serve workers, and the job has none", request.ps,
+                "--ps",
+                "parameter servers serve workers, and the job has none",
+                request.ps,
                 "--workers N (1 or more) beside --ps",
                 hint="TensorFlow's ParameterServerStrategy stops with 'There must be at least "
                 "one worker' when it starts",
-            )  # fmt: skip
+            )
 
 
 @dataclass(frozen=True)

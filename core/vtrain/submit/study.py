@@ -47,10 +47,12 @@ def check_study_args(
     if command and os.path.basename(command[0]) in SHELLS and "-c" in args:
         # `sh -c 'python train.py' --lr=0.1`: the flag becomes $0 of the script, not a flag.
         problems.bad(
-            "--study", "a shell script does not receive the trials' flags", " ".join(given)[:80],
+            "--study",
+            "a shell script does not receive the trials' flags",
+            " ".join(given)[:80],
             "the program itself as COMMAND",
             hint=f'append "$@" inside the script, or run the program directly ({source})',
-        )  # fmt: skip
+        )
     for p in study.all_parameters():
         flag = f"--{p.parameter_id}"
         fixed = [a for a in given if a == flag or a.startswith(flag + "=")]
@@ -58,6 +60,7 @@ def check_study_args(
             problems.bad(
                 "--study",
                 f"parameter {p.parameter_id!r} of the study is also fixed on the command line",
-                fixed[0], f"{flag} in the study or after --, not both",
+                fixed[0],
+                f"{flag} in the study or after --, not both",
                 hint="each trial appends its own value; the program would see two",
-            )  # fmt: skip
+            )

@@ -52,9 +52,11 @@ def parse_accelerator(text: str, flag: str) -> Accelerator | None:
     kind, _, count_text = text.partition(":")
     if not kind or kind.isdigit():
         raise UsageError(
-            "an accelerator count with no accelerator type", source=flag, value=text,
+            "an accelerator count with no accelerator type",
+            source=flag,
+            value=text,
             expected=expected,
-        )  # fmt: skip
+        )
     if not count_text:
         return Accelerator(kind, 1, flag)
     count = natural(count_text)
@@ -146,18 +148,24 @@ def parse_pairs(
             bad("not a variable name", key, "letters, digits and '_'")
         elif env and PLATFORM_OWNED.fullmatch(key):
             bad(
-                "the platform sets this variable on every replica", key, "a variable of your own",
+                "the platform sets this variable on every replica",
+                key,
+                "a variable of your own",
                 hint="vtrain reads the platform's value",
-            )  # fmt: skip
+            )
         elif not env and not labels.ok(key, value):
             bad("not a label", item, labels.says)
         if key in found and found[key] != value:
             # The job would silently keep the last one; which was meant is the user's call.
             if env:  # the values are not shown: they may be credentials
-                problems.bad(None, f"{key} is given twice, with two values",
-                             expected="each variable once")  # fmt: skip
+                problems.bad(
+                    None, f"{key} is given twice, with two values", expected="each variable once"
+                )
             else:
-                bad(f"key {key!r} is given twice", f"{key}={found[key]} and {key}={value}",
-                    "each key once")  # fmt: skip
+                bad(
+                    f"key {key!r} is given twice",
+                    f"{key}={found[key]} and {key}={value}",
+                    "each key once",
+                )
         found[key] = value
     return tuple(found.items()), problems.errors

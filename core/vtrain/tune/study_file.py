@@ -54,16 +54,27 @@ GOALS = ("MAXIMIZE", "MINIMIZE")
 ALGORITHMS = ("ALGORITHM_UNSPECIFIED", "GRID_SEARCH", "RANDOM_SEARCH")
 SELECTIONS = ("LAST_MEASUREMENT", "BEST_MEASUREMENT")
 SCALES = {
-    "LINEAR": "LINEAR", "UNIT_LINEAR_SCALE": "LINEAR", "SCALE_TYPE_UNSPECIFIED": "LINEAR",
-    "LOG": "LOG", "UNIT_LOG_SCALE": "LOG",
-    "REVERSE_LOG": "REVERSE_LOG", "UNIT_REVERSE_LOG_SCALE": "REVERSE_LOG",
-}  # fmt: skip
+    "LINEAR": "LINEAR",
+    "UNIT_LINEAR_SCALE": "LINEAR",
+    "SCALE_TYPE_UNSPECIFIED": "LINEAR",
+    "LOG": "LOG",
+    "UNIT_LOG_SCALE": "LOG",
+    "REVERSE_LOG": "REVERSE_LOG",
+    "UNIT_REVERSE_LOG_SCALE": "REVERSE_LOG",
+}
 # Vertex fields the local runner accepts and does not act on.
 IGNORED = (
-    "display_name", "trial_job_spec", "observation_noise", "decay_curve_stopping_spec",
-    "median_automated_stopping_spec", "convex_automated_stopping_spec", "study_stopping_config",
-    "search_algorithm_spec", "encryption_spec", "labels",
-)  # fmt: skip
+    "display_name",
+    "trial_job_spec",
+    "observation_noise",
+    "decay_curve_stopping_spec",
+    "median_automated_stopping_spec",
+    "convex_automated_stopping_spec",
+    "study_stopping_config",
+    "search_algorithm_spec",
+    "encryption_spec",
+    "labels",
+)
 _FLAG_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 # Sign, leading zeros, the digits that count; ASCII only, as \d would take '١٢٣'.
 _INTEGER = re.compile(r"([+-]?)(?=[0-9])0*([0-9]*)")
@@ -137,7 +148,9 @@ class _Fields:
             if key in ignored_names:
                 self.parser.ignored.append(where)
             elif key not in known_names:
-                self.parser.problems.bad(where, "unknown field", expected="one of " + ", ".join(known))
+                self.parser.problems.bad(
+                    where, "unknown field", expected="one of " + ", ".join(known)
+                )
 
 
 class _Parser:
@@ -233,7 +246,9 @@ class _Parser:
         metrics = spec.get("metrics")
         where = spec.where("metrics")
         if not isinstance(metrics, list) or len(metrics) != 1:
-            self.problems.bad(where, "need exactly one metric", metrics, "a list of one {metric_id, goal}")
+            self.problems.bad(
+                where, "need exactly one metric", metrics, "a list of one {metric_id, goal}"
+            )
             return None
         f = self.fields(metrics[0], f"{where}[0]")
         if f is None:
@@ -318,7 +333,9 @@ class _Parser:
             low, high = (self.bound(inner, n, kind) for n in ("min_value", "max_value"))
             if low is not None and high is not None:
                 if low > high:
-                    self.problems.bad(inner.where("max_value"), "below min_value", high, f"at least {low}")
+                    self.problems.bad(
+                        inner.where("max_value"), "below min_value", high, f"at least {low}"
+                    )
                 if scale != "LINEAR" and low <= 0:
                     self.problems.bad(
                         inner.where("min_value"),
@@ -356,7 +373,9 @@ class _Parser:
             )
             return ()
         if not isinstance(items, list) or not items:
-            self.problems.bad(where, "need at least one conditional parameter", items, "a non-empty list")
+            self.problems.bad(
+                where, "need at least one conditional parameter", items, "a non-empty list"
+            )
             return ()
         field = PARENT_VALUES[parent.type]
         found = []
@@ -406,7 +425,9 @@ class _Parser:
                 ok = value is not None and not isinstance(v, bool) and v in parent.values
                 takes = "one of " + ", ".join(map(str, parent.values))
             if not ok or value is None:
-                self.problems.bad(f"{where}[{i}]", f"not a value of {parent.parameter_id!r}", v, takes)
+                self.problems.bad(
+                    f"{where}[{i}]", f"not a value of {parent.parameter_id!r}", v, takes
+                )
             else:
                 found.append(value)
         return tuple(found) if len(found) == len(values) else None

@@ -35,8 +35,12 @@ class Children:
         """Start MXNet's `role` (scheduler or server) as a child; return its pid."""
         main = threading.current_thread() is threading.main_thread()
         command = [
-            sys.executable, "-m", "vtrain_mxnet.service_process", "--parent", str(os.getpid())
-        ]  # fmt: skip
+            sys.executable,
+            "-m",
+            "vtrain_mxnet.service_process",
+            "--parent",
+            str(os.getpid()),
+        ]
         if not main:
             # The kernel's parent-death signal follows the thread that forked, not the process.
             command.append("--no-pdeathsig")

@@ -42,26 +42,40 @@ def check_columns(data: object, label: object) -> tuple[list[str], str | None]:
     """(feature columns, label column) when they name columns; else a UsageError."""
     if isinstance(data, str) or not isinstance(data, Sequence) or not data:
         raise UsageError(
-            "not a list of column names", source="data", value=data,
+            "not a list of column names",
+            source="data",
+            value=data,
             expected='the feature columns, such as ["x0", "x1"]',
-        )  # fmt: skip
+        )
     for name in data:
         if not isinstance(name, str):
             raise UsageError("not a column name", source="data", value=name, expected="a str")
     if label is not None and not isinstance(label, str):
-        raise UsageError("not a column name", source="label", value=label,
-                         expected="a str, or None for data without labels")  # fmt: skip
+        raise UsageError(
+            "not a column name",
+            source="label",
+            value=label,
+            expected="a str, or None for data without labels",
+        )
     return list(data), label
 
 
 def check_batching(batch_size: object, last_batch: object) -> tuple[int, str]:
     """(batch_size, last_batch) when valid; else a UsageError naming the argument."""
     if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
-        raise UsageError("not a batch size", source="batch_size", value=batch_size,
-                         expected="an int of 1 or more")  # fmt: skip
+        raise UsageError(
+            "not a batch size",
+            source="batch_size",
+            value=batch_size,
+            expected="an int of 1 or more",
+        )
     if last_batch not in LAST_BATCH:
-        raise UsageError("unknown last-batch rule", source="last_batch", value=last_batch,
-                         expected=" or ".join(LAST_BATCH))  # fmt: skip
+        raise UsageError(
+            "unknown last-batch rule",
+            source="last_batch",
+            value=last_batch,
+            expected=" or ".join(LAST_BATCH),
+        )
     assert isinstance(last_batch, str)
     return batch_size, last_batch
 

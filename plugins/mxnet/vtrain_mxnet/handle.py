@@ -97,8 +97,14 @@ class MXNetHandle(Handle):
             resources.sigterm = AgreedSigterm(kvstore, self.world_size)
         if kvstore is not None and self.kvstore_type != "dist_async":
             options.setdefault("update_on_kvstore", False)
-        return OrderedTrainer(params, optimizer, optimizer_params, kvstore=kvstore,
-                              sigterm=resources.sigterm, **options)  # fmt: skip
+        return OrderedTrainer(
+            params,
+            optimizer,
+            optimizer_params,
+            kvstore=kvstore,
+            sigterm=resources.sigterm,
+            **options,
+        )
 
     def data_iter(
         self,
@@ -178,8 +184,14 @@ class MXNetHandle(Handle):
             # Not dist_async: its servers run the optimizer, which would change the summed
             # flags, and no push waits for the other workers (a save with data= still does).
             workers_left = partial(workers_with_records, kvstore, world_size=world_size)
-        return RecordIter(epochs_of(stream), data=data, label=label, batch_size=batch_size,
-                          last_batch=last_batch, workers_left=workers_left)  # fmt: skip
+        return RecordIter(
+            epochs_of(stream),
+            data=data,
+            label=label,
+            batch_size=batch_size,
+            last_batch=last_batch,
+            workers_left=workers_left,
+        )
 
     # -- the core's hooks: checkpoints, preemption, the end ---------------------------------
 

@@ -186,8 +186,9 @@ class MXNetPlugin(Plugin):
                 expected=" or ".join(KVSTORES),
             )
         if not isinstance(wait, timedelta):
-            raise UsageError("not a duration", source="wait", value=wait,
-                             expected="a datetime.timedelta")  # fmt: skip
+            raise UsageError(
+                "not a duration", source="wait", value=wait, expected="a datetime.timedelta"
+            )
         env = os.environ if environ is None else environ
         info = info or ClusterInfo.from_env(env)
         placement = {"chief_trains": chief_trains, "servers_beside_workers": servers_beside_workers}

@@ -121,8 +121,12 @@ class TorchHandle(Handle):
 
         from vtrain_pytorch.data import StreamDataset
 
-        return DataLoader(StreamDataset(stream, transform=transform), batch_size=batch_size,
-                          num_workers=0, **loader_options)  # fmt: skip
+        return DataLoader(
+            StreamDataset(stream, transform=transform),
+            batch_size=batch_size,
+            num_workers=0,
+            **loader_options,
+        )
 
     # -- checkpoints and the model ----------------------------------------------------------
     # `save_checkpoint(step, model, optimizer, data=..., **extra)` and `resume(model,

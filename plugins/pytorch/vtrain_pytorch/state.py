@@ -101,8 +101,9 @@ class TrainingState:
                 preemption.leave()
             return None
         now = blocking or preempted
-        where = self.manager.save(step, self.payload(step, extra, position, blocking=now),
-                                  blocking=now)  # fmt: skip
+        where = self.manager.save(
+            step, self.payload(step, extra, position, blocking=now), blocking=now
+        )
         if not preempted:
             return where
         # SIGTERM came since the last save: this one was the last, committed before the exit.

@@ -92,8 +92,9 @@ def continued(manager: CheckpointManager, environ: Mapping[str, str]) -> Checkpo
     """
     if manager.resume_from is None or manager.steps():
         return manager
-    older = CheckpointManager(manager.resume_from, is_leader=False, per_trial=False,
-                              environ=environ)  # fmt: skip
+    older = CheckpointManager(
+        manager.resume_from, is_leader=False, per_trial=False, environ=environ
+    )
     if not older.steps():
         # Asked to continue and nothing to continue from: a typo, not a fresh start.
         raise CheckpointError(

@@ -73,11 +73,13 @@ class StreamBatches(xgb.DataIter):  # type: ignore[misc]
                 expected="what vtrain.data.stream() or handle.stream() gives",
             )
         if isinstance(rows, bool) or not isinstance(rows, int) or rows < 1:
-            raise UsageError("not a count", source="batches(batch_size=)", value=rows,
-                             expected="an int >= 1")  # fmt: skip
+            raise UsageError(
+                "not a count", source="batches(batch_size=)", value=rows, expected="an int >= 1"
+            )
         if not isinstance(label, str) or not label:
-            raise UsageError("not a column name", source="batches(label=)", value=label,
-                             expected="a str")  # fmt: skip
+            raise UsageError(
+                "not a column name", source="batches(label=)", value=label, expected="a str"
+            )
         self.stream, self.rows, self.label = stream, rows, label
         self.features = None if features is None else tuple(features)
         self.distributed = distributed
@@ -122,8 +124,14 @@ class StreamBatches(xgb.DataIter):  # type: ignore[misc]
         kept = []
         for start in range(0, len(records), self.rows):
             part = records[start : start + self.rows]
-            rows = [row_of(where, start + i + 1, r, self.label, self.features)
-                    for i, r in enumerate(part)]  # fmt: skip
-            kept.append((np.array([x for x, _ in rows], np.float32).reshape(len(rows), -1),
-                         np.array([y for _, y in rows], np.float32)))  # fmt: skip
+            rows = [
+                row_of(where, start + i + 1, r, self.label, self.features)
+                for i, r in enumerate(part)
+            ]
+            kept.append(
+                (
+                    np.array([x for x, _ in rows], np.float32).reshape(len(rows), -1),
+                    np.array([y for _, y in rows], np.float32),
+                )
+            )
         return kept

@@ -121,8 +121,9 @@ class XGBoostHandle(Handle):
         self._place("batches")
         from vtrain_xgboost.batches import StreamBatches
 
-        return StreamBatches(stream, batch_size, label=label, features=features,
-                             distributed=self._joined)  # fmt: skip
+        return StreamBatches(
+            stream, batch_size, label=label, features=features, distributed=self._joined
+        )
 
     @property
     def _joined(self) -> bool:

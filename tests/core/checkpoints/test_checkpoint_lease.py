@@ -202,7 +202,11 @@ def _other_host_lease(folder: Path, *, job: str, seen_ago: float) -> None:
     ],
 )
 def test_a_lease_held_on_another_host(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture, job: str, seen_ago: float, taken: bool,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    job: str,
+    seen_ago: float,
+    taken: bool,
     why: str | None,
 ) -> None:
     folder = tmp_path / "c"

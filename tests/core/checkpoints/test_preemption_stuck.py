@@ -66,8 +66,10 @@ def _wait_in_futex(pid: int, seconds: float = 20.0) -> None:
 def run(mode: str) -> subprocess.CompletedProcess[str]:
     process = subprocess.Popen(
         [sys.executable, "-c", textwrap.dedent(PROGRAM), mode],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert process.stdout is not None
     assert process.stdout.readline() == "ready\n"
     if mode == "stuck":

@@ -15,100 +15,218 @@ BAD = [
     ("invalid JSON", {"CLUSTER_SPEC": '{"cluster": '}, r"CLUSTER_SPEC: not valid JSON"),
     ("not an object", {"CLUSTER_SPEC": "[1, 2]"}, r"CLUSTER_SPEC: not a JSON object"),
     ("no task", {"CLUSTER_SPEC": json.dumps({"cluster": ONE_CHIEF})}, r"missing key 'task'"),
-    ("no task type", {"CLUSTER_SPEC": json.dumps({"cluster": ONE_CHIEF, "task": {}})},
-     r"missing key 'task.type'"),
-    ("task type not a string", {"CLUSTER_SPEC": cluster_spec(ONE_CHIEF, 1, 0)},  # type: ignore[arg-type]
-     r"CLUSTER_SPEC: task.type: not a string \(got 1\)"),
-    ("index not an integer", {"CLUSTER_SPEC": cluster_spec(ONE_CHIEF, "workerpool1", "1x")},  # type: ignore[arg-type]
-     r"CLUSTER_SPEC: task.index: not a non-negative integer \(got '1x'\)"),
-    ("negative index", {"CLUSTER_SPEC": cluster_spec(ONE_CHIEF, "workerpool1", -1)},
-     r"task.index: not a non-negative integer \(got -1\)"),
-    ("boolean index", {"CLUSTER_SPEC": cluster_spec(ONE_CHIEF, "workerpool1", True)},  # type: ignore[arg-type]
-     r"task.index: not a non-negative integer \(got True\)"),
-    ("index out of range", {"CLUSTER_SPEC": cluster_spec(ONE_CHIEF, "workerpool1", 3)},
-     r'CLUSTER_SPEC: task.index: 3 is out of range for role "workerpool1" \(2 replicas\)'),
-    ("task type absent", {"CLUSTER_SPEC": cluster_spec(ONE_CHIEF, "workerpool3", 0)},
-     r'task.type: task type "workerpool3" is not in the cluster'),
-    ("unknown pool", {"CLUSTER_SPEC": cluster_spec({**ONE_CHIEF, "workerpool4": ["x:1"]},
-                                                   "workerpool0", 0)},
-     r"CLUSTER_SPEC: cluster.workerpool4: unknown role"),
-    ("unknown AI Platform role", {"CLUSTER_SPEC": cluster_spec(AIP_CLUSTER, "boss", 0)},
-     r"task.type: unknown role \(got 'boss'\); expected one of 'chief', 'master'"),
-    ("two chiefs", {"CLUSTER_SPEC": cluster_spec({"workerpool0": ["a:1", "b:1"]},
-                                                 "workerpool0", 0)},
-     r"cluster.workerpool0: 2 chiefs"),
-    ("master and chief", {"CLUSTER_SPEC": cluster_spec({"master": ["a:1"], "chief": ["b:1"]},
-                                                       "master", 0)},
-     r"2 chiefs"),
-    ("address without port", {"CLUSTER_SPEC": cluster_spec({"workerpool0": ["host"]},
-                                                           "workerpool0", 0)},
-     r"cluster.workerpool0\[0\]: address has no port \(got 'host'\)"),
-    ("port out of range", {"CLUSTER_SPEC": cluster_spec({"workerpool0": ["host:70000"]},
-                                                        "workerpool0", 0)},
-     r"cluster.workerpool0\[0\]: bad port \(got 'host:70000'\); expected host:port"),
-    ("port not a number", {"CLUSTER_SPEC": cluster_spec({"workerpool0": ["host:http"]},
-                                                        "workerpool0", 0)},
-     r"bad port"),
-    ("unbracketed IPv6", {"CLUSTER_SPEC": cluster_spec({"workerpool0": ["::1:80"]},
-                                                       "workerpool0", 0)},
-     r"malformed host \(IPv6 addresses need brackets\)"),
-    ("addresses not a list", {"CLUSTER_SPEC": cluster_spec({"workerpool0": "c:1"},
-                                                           "workerpool0", 0)},
-     r"cluster.workerpool0: not a list of addresses"),
-    ("no trainer", {"CLUSTER_SPEC": cluster_spec({"workerpool2": ["p:1"]}, "workerpool2", 0)},
-     r"no chief and no worker"),
-    ("same address twice", {"CLUSTER_SPEC": cluster_spec({"workerpool0": ["a:1"],
-                                                          "workerpool1": ["a:1"]},
-                                                         "workerpool1", 0)},
-     r"address used by two replicas \(cluster.workerpool0\[0\] and cluster.workerpool1\[0\]\)"),
-    ("job not JSON", {"CLUSTER_SPEC": cluster_spec(ONE_CHIEF, "workerpool0", 0, job="{oops")},
-     r"CLUSTER_SPEC: job: not valid JSON"),
-    ("pool specs not a list", {"CLUSTER_SPEC": cluster_spec(ONE_CHIEF, "workerpool0", 0,
-                                                            job={"workerPoolSpecs": 3})},
-     r"job.workerPoolSpecs: not a list"),
-    ("trial escapes a folder", {"CLUSTER_SPEC": cluster_spec(ONE_CHIEF, "workerpool0", 0,
-                                                             trial="../../etc")},
-     r"CLUSTER_SPEC: task.trial: trial id is not a plain folder name \(got '../../etc'\)"),
+    (
+        "no task type",
+        {"CLUSTER_SPEC": json.dumps({"cluster": ONE_CHIEF, "task": {}})},
+        r"missing key 'task.type'",
+    ),
+    (
+        "task type not a string",
+        {"CLUSTER_SPEC": cluster_spec(ONE_CHIEF, 1, 0)},  # type: ignore[arg-type]
+        r"CLUSTER_SPEC: task.type: not a string \(got 1\)",
+    ),
+    (
+        "index not an integer",
+        {"CLUSTER_SPEC": cluster_spec(ONE_CHIEF, "workerpool1", "1x")},  # type: ignore[arg-type]
+        r"CLUSTER_SPEC: task.index: not a non-negative integer \(got '1x'\)",
+    ),
+    (
+        "negative index",
+        {"CLUSTER_SPEC": cluster_spec(ONE_CHIEF, "workerpool1", -1)},
+        r"task.index: not a non-negative integer \(got -1\)",
+    ),
+    (
+        "boolean index",
+        {"CLUSTER_SPEC": cluster_spec(ONE_CHIEF, "workerpool1", True)},  # type: ignore[arg-type]
+        r"task.index: not a non-negative integer \(got True\)",
+    ),
+    (
+        "index out of range",
+        {"CLUSTER_SPEC": cluster_spec(ONE_CHIEF, "workerpool1", 3)},
+        r'CLUSTER_SPEC: task.index: 3 is out of range for role "workerpool1" \(2 replicas\)',
+    ),
+    (
+        "task type absent",
+        {"CLUSTER_SPEC": cluster_spec(ONE_CHIEF, "workerpool3", 0)},
+        r'task.type: task type "workerpool3" is not in the cluster',
+    ),
+    (
+        "unknown pool",
+        {"CLUSTER_SPEC": cluster_spec({**ONE_CHIEF, "workerpool4": ["x:1"]}, "workerpool0", 0)},
+        r"CLUSTER_SPEC: cluster.workerpool4: unknown role",
+    ),
+    (
+        "unknown AI Platform role",
+        {"CLUSTER_SPEC": cluster_spec(AIP_CLUSTER, "boss", 0)},
+        r"task.type: unknown role \(got 'boss'\); expected one of 'chief', 'master'",
+    ),
+    (
+        "two chiefs",
+        {"CLUSTER_SPEC": cluster_spec({"workerpool0": ["a:1", "b:1"]}, "workerpool0", 0)},
+        r"cluster.workerpool0: 2 chiefs",
+    ),
+    (
+        "master and chief",
+        {"CLUSTER_SPEC": cluster_spec({"master": ["a:1"], "chief": ["b:1"]}, "master", 0)},
+        r"2 chiefs",
+    ),
+    (
+        "address without port",
+        {"CLUSTER_SPEC": cluster_spec({"workerpool0": ["host"]}, "workerpool0", 0)},
+        r"cluster.workerpool0\[0\]: address has no port \(got 'host'\)",
+    ),
+    (
+        "port out of range",
+        {"CLUSTER_SPEC": cluster_spec({"workerpool0": ["host:70000"]}, "workerpool0", 0)},
+        r"cluster.workerpool0\[0\]: bad port \(got 'host:70000'\); expected host:port",
+    ),
+    (
+        "port not a number",
+        {"CLUSTER_SPEC": cluster_spec({"workerpool0": ["host:http"]}, "workerpool0", 0)},
+        r"bad port",
+    ),
+    (
+        "unbracketed IPv6",
+        {"CLUSTER_SPEC": cluster_spec({"workerpool0": ["::1:80"]}, "workerpool0", 0)},
+        r"malformed host \(IPv6 addresses need brackets\)",
+    ),
+    (
+        "addresses not a list",
+        {"CLUSTER_SPEC": cluster_spec({"workerpool0": "c:1"}, "workerpool0", 0)},
+        r"cluster.workerpool0: not a list of addresses",
+    ),
+    (
+        "no trainer",
+        {"CLUSTER_SPEC": cluster_spec({"workerpool2": ["p:1"]}, "workerpool2", 0)},
+        r"no chief and no worker",
+    ),
+    (
+        "same address twice",
+        {
+            "CLUSTER_SPEC": cluster_spec(
+                {"workerpool0": ["a:1"], "workerpool1": ["a:1"]}, "workerpool1", 0
+            )
+        },
+        r"address used by two replicas \(cluster.workerpool0\[0\] and cluster.workerpool1\[0\]\)",
+    ),
+    (
+        "job not JSON",
+        {"CLUSTER_SPEC": cluster_spec(ONE_CHIEF, "workerpool0", 0, job="{oops")},
+        r"CLUSTER_SPEC: job: not valid JSON",
+    ),
+    (
+        "pool specs not a list",
+        {"CLUSTER_SPEC": cluster_spec(ONE_CHIEF, "workerpool0", 0, job={"workerPoolSpecs": 3})},
+        r"job.workerPoolSpecs: not a list",
+    ),
+    (
+        "trial escapes a folder",
+        {"CLUSTER_SPEC": cluster_spec(ONE_CHIEF, "workerpool0", 0, trial="../../etc")},
+        r"CLUSTER_SPEC: task.trial: trial id is not a plain folder name \(got '../../etc'\)",
+    ),
     ("TF_CONFIG invalid", {"TF_CONFIG": "{'cluster': 1}"}, r"TF_CONFIG: not valid JSON"),
-    ("sparse TF_CONFIG without this task", {"TF_CONFIG": json.dumps(
-        {"cluster": {"worker": {"1": "w1:1", "3": "w3:1"}},
-         "task": {"type": "worker", "index": 2}})},
-     r'TF_CONFIG: task.index: task 2 of role "worker" is not listed in the sparse cluster '
-     r"\(got 2\); expected the index of a listed task: 1, 3"),
-    ("TF_CONFIG without task", {"TF_CONFIG": json.dumps({"cluster": {"worker": ["w:1"]}})},
-     r"TF_CONFIG: missing key 'task.type'"),
-    ("TF_CONFIG bad role", {"TF_CONFIG": tf_config({"worker": ["w:1"]}, "trainer", 0)},
-     r"TF_CONFIG: task.type: unknown role \(got 'trainer'\)"),
-    ("TF_CONFIG sparse index", {"TF_CONFIG": tf_config({"worker": {"a": "w:1"}}, "worker", 0)},
-     r"cluster.worker.a: not a non-negative integer"),
-    ("TF_CONFIG huge sparse index", {"TF_CONFIG": tf_config({"worker": {"99999999": "w:1"}},
-                                                            "worker", 0)},
-     r"replica index is implausibly large"),
-    ("torchrun without RANK", {"TORCHELASTIC_RUN_ID": "x", "WORLD_SIZE": "2"},
-     r"RANK: is not set, but TORCHELASTIC_RUN_ID is set"),
-    ("torchrun rank out of range", {"TORCHELASTIC_RUN_ID": "x", "WORLD_SIZE": "2", "RANK": "2",
-                                    "MASTER_ADDR": "h", "MASTER_PORT": "1"},
-     r"RANK: 2 is out of range for WORLD_SIZE 2"),
-    ("torchrun local rank out of range", {"TORCHELASTIC_RUN_ID": "x", "WORLD_SIZE": "2",
-                                          "RANK": "1", "LOCAL_RANK": "2", "LOCAL_WORLD_SIZE": "2",
-                                          "MASTER_ADDR": "h", "MASTER_PORT": "1"},
-     r"LOCAL_RANK: 2 is out of range for LOCAL_WORLD_SIZE 2"),
-    ("WORLD_SIZE not a number", {"WORLD_SIZE": "two", "RANK": "0"},
-     r"WORLD_SIZE: not an integer \(got 'two'\)"),
+    (
+        "sparse TF_CONFIG without this task",
+        {
+            "TF_CONFIG": json.dumps(
+                {
+                    "cluster": {"worker": {"1": "w1:1", "3": "w3:1"}},
+                    "task": {"type": "worker", "index": 2},
+                }
+            )
+        },
+        r'TF_CONFIG: task.index: task 2 of role "worker" is not listed in the sparse cluster '
+        r"\(got 2\); expected the index of a listed task: 1, 3",
+    ),
+    (
+        "TF_CONFIG without task",
+        {"TF_CONFIG": json.dumps({"cluster": {"worker": ["w:1"]}})},
+        r"TF_CONFIG: missing key 'task.type'",
+    ),
+    (
+        "TF_CONFIG bad role",
+        {"TF_CONFIG": tf_config({"worker": ["w:1"]}, "trainer", 0)},
+        r"TF_CONFIG: task.type: unknown role \(got 'trainer'\)",
+    ),
+    (
+        "TF_CONFIG sparse index",
+        {"TF_CONFIG": tf_config({"worker": {"a": "w:1"}}, "worker", 0)},
+        r"cluster.worker.a: not a non-negative integer",
+    ),
+    (
+        "TF_CONFIG huge sparse index",
+        {"TF_CONFIG": tf_config({"worker": {"99999999": "w:1"}}, "worker", 0)},
+        r"replica index is implausibly large",
+    ),
+    (
+        "torchrun without RANK",
+        {"TORCHELASTIC_RUN_ID": "x", "WORLD_SIZE": "2"},
+        r"RANK: is not set, but TORCHELASTIC_RUN_ID is set",
+    ),
+    (
+        "torchrun rank out of range",
+        {
+            "TORCHELASTIC_RUN_ID": "x",
+            "WORLD_SIZE": "2",
+            "RANK": "2",
+            "MASTER_ADDR": "h",
+            "MASTER_PORT": "1",
+        },
+        r"RANK: 2 is out of range for WORLD_SIZE 2",
+    ),
+    (
+        "torchrun local rank out of range",
+        {
+            "TORCHELASTIC_RUN_ID": "x",
+            "WORLD_SIZE": "2",
+            "RANK": "1",
+            "LOCAL_RANK": "2",
+            "LOCAL_WORLD_SIZE": "2",
+            "MASTER_ADDR": "h",
+            "MASTER_PORT": "1",
+        },
+        r"LOCAL_RANK: 2 is out of range for LOCAL_WORLD_SIZE 2",
+    ),
+    (
+        "WORLD_SIZE not a number",
+        {"WORLD_SIZE": "two", "RANK": "0"},
+        r"WORLD_SIZE: not an integer \(got 'two'\)",
+    ),
     ("WORLD_SIZE zero", {"WORLD_SIZE": "0", "RANK": "0"}, r"expected an integer >= 1"),
-    ("no MASTER_ADDR", {"WORLD_SIZE": "2", "RANK": "1", "MASTER_PORT": "1"},
-     r"MASTER_ADDR: is not set"),
-    ("bad MASTER_PORT", {"WORLD_SIZE": "2", "RANK": "1", "MASTER_ADDR": "h", "MASTER_PORT": "0"},
-     r"MASTER_ADDR:MASTER_PORT: bad port \(got 'h:0'\)"),
-    ("Kubeflow world not divisible", {"WORLD_SIZE": "15", "RANK": "1", "PET_NPROC_PER_NODE": "8",
-                                      "MASTER_ADDR": "h", "MASTER_PORT": "1"},
-     r"WORLD_SIZE 15 is not a multiple of PET_NPROC_PER_NODE 8"),
-    ("Kubeflow rank of a process, not a pod", {"WORLD_SIZE": "16", "RANK": "9",
-                                               "PET_NPROC_PER_NODE": "8", "MASTER_ADDR": "h",
-                                               "MASTER_PORT": "1"},
-     r"RANK: 9 is out of range for machines"),
+    (
+        "no MASTER_ADDR",
+        {"WORLD_SIZE": "2", "RANK": "1", "MASTER_PORT": "1"},
+        r"MASTER_ADDR: is not set",
+    ),
+    (
+        "bad MASTER_PORT",
+        {"WORLD_SIZE": "2", "RANK": "1", "MASTER_ADDR": "h", "MASTER_PORT": "0"},
+        r"MASTER_ADDR:MASTER_PORT: bad port \(got 'h:0'\)",
+    ),
+    (
+        "Kubeflow world not divisible",
+        {
+            "WORLD_SIZE": "15",
+            "RANK": "1",
+            "PET_NPROC_PER_NODE": "8",
+            "MASTER_ADDR": "h",
+            "MASTER_PORT": "1",
+        },
+        r"WORLD_SIZE 15 is not a multiple of PET_NPROC_PER_NODE 8",
+    ),
+    (
+        "Kubeflow rank of a process, not a pod",
+        {
+            "WORLD_SIZE": "16",
+            "RANK": "9",
+            "PET_NPROC_PER_NODE": "8",
+            "MASTER_ADDR": "h",
+            "MASTER_PORT": "1",
+        },
+        r"RANK: 9 is out of range for machines",
+    ),
     ("trial id variable", {"CLOUD_ML_TRIAL_ID": "a/b"}, r"CLOUD_ML_TRIAL_ID: trial id is not"),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(("env", "message"), [b[1:] for b in BAD], ids=[b[0] for b in BAD])
@@ -143,17 +261,22 @@ CONFLICTS = [
     ),
     (
         "WORLD_SIZE disagrees with TF_CONFIG",
-        {"TF_CONFIG": tf_config({"chief": ["c:1"], "worker": ["a:1"]}, "chief", 0),
-         "WORLD_SIZE": "4", "RANK": "0"},
+        {
+            "TF_CONFIG": tf_config({"chief": ["c:1"], "worker": ["a:1"]}, "chief", 0),
+            "WORLD_SIZE": "4",
+            "RANK": "0",
+        },
         r"WORLD_SIZE=4, but TF_CONFIG has 2 trainers",
     ),
     (
         "CLOUD_ML_TRIAL_ID disagrees",
-        {"CLUSTER_SPEC": cluster_spec(VERTEX_CLUSTER, "workerpool0", 0, trial="3"),
-         "CLOUD_ML_TRIAL_ID": "4"},
+        {
+            "CLUSTER_SPEC": cluster_spec(VERTEX_CLUSTER, "workerpool0", 0, trial="3"),
+            "CLOUD_ML_TRIAL_ID": "4",
+        },
         r"CLOUD_ML_TRIAL_ID=4, but CLUSTER_SPEC says trial 3",
     ),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(
@@ -210,7 +333,7 @@ def test_an_override_naming_an_unset_source_is_refused() -> None:
             "TF_CONFIG": json.dumps(
                 {"sparseCluster": {"worker": {}, "ps": []}, "task": {"type": "chief", "index": 0}}
             )
-        },  # fmt: skip
+        },
     ],
     ids=lambda env: f"{next(iter(env))}={next(iter(env.values()))[:40]}",
 )

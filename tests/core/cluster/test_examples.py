@@ -28,10 +28,17 @@ def test_the_source_is_the_name_that_forces_it(example: Example) -> None:
 
 def test_torchrun_in_a_kubeflow_pod_is_read_per_process_and_says_kubeflow() -> None:
     info = ClusterInfo.from_env(
-        {"TORCHELASTIC_RUN_ID": "j", "RANK": "9", "WORLD_SIZE": "16", "LOCAL_RANK": "1",
-         "MASTER_ADDR": "job-master-0", "MASTER_PORT": "23456", "PET_NPROC_PER_NODE": "8",
-         "PET_NNODES": "2"}
-    )  # fmt: skip
+        {
+            "TORCHELASTIC_RUN_ID": "j",
+            "RANK": "9",
+            "WORLD_SIZE": "16",
+            "LOCAL_RANK": "1",
+            "MASTER_ADDR": "job-master-0",
+            "MASTER_PORT": "23456",
+            "PET_NPROC_PER_NODE": "8",
+            "PET_NNODES": "2",
+        }
+    )
     assert (info.source, info.platform) == ("torchrun", "kubeflow")
     assert (info.rank, info.num_trainers) == (9, 16)
 
@@ -48,8 +55,13 @@ def test_torchrun_in_a_kubeflow_pod_is_read_per_process_and_says_kubeflow() -> N
 def test_kubeflow_machines_come_from_world_size_not_pet_nnodes(
     nnodes: str, nproc: str | None, world: str, machines: int
 ) -> None:
-    env = {"MASTER_ADDR": "job-master-0", "MASTER_PORT": "23456", "WORLD_SIZE": world,
-           "RANK": str(machines - 1), "PET_NNODES": nnodes}  # fmt: skip
+    env = {
+        "MASTER_ADDR": "job-master-0",
+        "MASTER_PORT": "23456",
+        "WORLD_SIZE": world,
+        "RANK": str(machines - 1),
+        "PET_NNODES": nnodes,
+    }
     if nproc is not None:
         env["PET_NPROC_PER_NODE"] = nproc
     info = ClusterInfo.from_env(env)
@@ -90,9 +102,14 @@ def test_source_role_keeps_the_platforms_own_name() -> None:
 
 def test_unknown_addresses_stay_unknown_but_counted() -> None:
     info = ClusterInfo.from_env(
-        {"TORCHELASTIC_RUN_ID": "j", "RANK": "0", "WORLD_SIZE": "3",
-         "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "29500"}
-    )  # fmt: skip
+        {
+            "TORCHELASTIC_RUN_ID": "j",
+            "RANK": "0",
+            "WORLD_SIZE": "3",
+            "MASTER_ADDR": "127.0.0.1",
+            "MASTER_PORT": "29500",
+        }
+    )
     assert info.cluster["worker"] == (None, None)
     assert info.address == "127.0.0.1:29500" and info.is_distributed
 
@@ -101,9 +118,16 @@ def torchrun_process(
     rank: int, *, local: int, group: int, nproc: int, nodes: int
 ) -> dict[str, str]:
     """What torchrun sets in one of the processes it starts."""
-    return {"TORCHELASTIC_RUN_ID": "r", "RANK": str(rank), "WORLD_SIZE": str(nproc * nodes),
-            "LOCAL_RANK": str(local), "LOCAL_WORLD_SIZE": str(nproc), "GROUP_RANK": str(group),
-            "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "29500"}  # fmt: skip
+    return {
+        "TORCHELASTIC_RUN_ID": "r",
+        "RANK": str(rank),
+        "WORLD_SIZE": str(nproc * nodes),
+        "LOCAL_RANK": str(local),
+        "LOCAL_WORLD_SIZE": str(nproc),
+        "GROUP_RANK": str(group),
+        "MASTER_ADDR": "127.0.0.1",
+        "MASTER_PORT": "29500",
+    }
 
 
 def test_under_torchrun_inside_a_vertex_replica_only_local_rank_0_of_the_chief_leads() -> None:
@@ -136,10 +160,14 @@ def test_torchrun_c10d_node_order_decides_the_chief_not_the_platforms() -> None:
     # With the c10d rendezvous, torchrun's RANK 0 may run on a worker's machine.
     from platform_examples import VERTEX_CLUSTER
 
-    on_worker = {"CLUSTER_SPEC": cluster_spec(VERTEX_CLUSTER, "workerpool1", 1),
-                 **torchrun_process(0, local=0, group=0, nproc=1, nodes=3)}  # fmt: skip
-    on_chief = {"CLUSTER_SPEC": cluster_spec(VERTEX_CLUSTER, "workerpool0", 0),
-                **torchrun_process(2, local=0, group=2, nproc=1, nodes=3)}  # fmt: skip
+    on_worker = {
+        "CLUSTER_SPEC": cluster_spec(VERTEX_CLUSTER, "workerpool1", 1),
+        **torchrun_process(0, local=0, group=0, nproc=1, nodes=3),
+    }
+    on_chief = {
+        "CLUSTER_SPEC": cluster_spec(VERTEX_CLUSTER, "workerpool0", 0),
+        **torchrun_process(2, local=0, group=2, nproc=1, nodes=3),
+    }
     assert ClusterInfo.from_env(on_worker).is_chief
     assert not ClusterInfo.from_env(on_chief).is_chief
 
@@ -170,7 +198,14 @@ def test_blanks_around_numbers_follow_one_rule() -> None:
 
 def test_an_empty_torchelastic_run_id_still_means_torchrun() -> None:
     # torch asks whether the variable exists (is_torchelastic_launched), not what it holds.
-    env = {"TORCHELASTIC_RUN_ID": "", "RANK": "1", "WORLD_SIZE": "2", "LOCAL_RANK": "1",
-           "LOCAL_WORLD_SIZE": "2", "MASTER_ADDR": "h", "MASTER_PORT": "1"}  # fmt: skip
+    env = {
+        "TORCHELASTIC_RUN_ID": "",
+        "RANK": "1",
+        "WORLD_SIZE": "2",
+        "LOCAL_RANK": "1",
+        "LOCAL_WORLD_SIZE": "2",
+        "MASTER_ADDR": "h",
+        "MASTER_PORT": "1",
+    }
     info = ClusterInfo.from_env(env)
     assert (info.source, info.local_rank, info.process_rank) == ("torchrun", 1, 1)

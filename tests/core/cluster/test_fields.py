@@ -109,9 +109,12 @@ def test_indexes_and_ports_in_documents(index: str, port: str, sparse: bool) -> 
 @given(index=number_texts)
 def test_a_leader_index_is_ascii_and_bounded(index: str) -> None:
     info = ClusterInfo.from_env(
-        {"TF_CONFIG": json.dumps({"cluster": {"worker": ["a:1", "b:1"]},
-                                  "task": {"type": "worker", "index": 0}})}
-    )  # fmt: skip
+        {
+            "TF_CONFIG": json.dumps(
+                {"cluster": {"worker": ["a:1", "b:1"]}, "task": {"type": "worker", "index": 0}}
+            )
+        }
+    )
     try:
         leads(info, {"VTRAIN_LEADER": f"worker:{index}"})
     except ConfigError as e:
@@ -159,8 +162,10 @@ def test_one_address_spelled_twice_is_a_duplicate(
     # Host names are case-blind and the port is a number: H:1 and h:01 are one address.
     other_host = "".join(data.draw(st.sampled_from([c.lower(), c.upper()])) for c in host)
     other_port = "0" * data.draw(st.integers(0, 3)) + str(port)
-    doc = {"cluster": {"chief": [f"{host}:{port}"], "worker": [f"{other_host}:{other_port}"]},
-           "task": {"type": "chief", "index": 0}}  # fmt: skip
+    doc = {
+        "cluster": {"chief": [f"{host}:{port}"], "worker": [f"{other_host}:{other_port}"]},
+        "task": {"type": "chief", "index": 0},
+    }
     with pytest.raises(ConfigError, match="address used by two replicas"):
         ClusterInfo.from_env({"TF_CONFIG": json.dumps(doc)})
 
@@ -187,8 +192,11 @@ def test_the_json_hint_is_a_command_that_runs(job: str) -> None:
         pass
     else:
         assume(False)
-    doc = {"cluster": {"workerpool0": ["c:1"]}, "task": {"type": "workerpool0", "index": 0},
-           "job": job}  # fmt: skip
+    doc = {
+        "cluster": {"workerpool0": ["c:1"]},
+        "task": {"type": "workerpool0", "index": 0},
+        "job": job,
+    }
     with pytest.raises(ConfigError, match=r"^CLUSTER_SPEC: job: not valid JSON") as caught:
         ClusterInfo.from_env({"CLUSTER_SPEC": json.dumps(doc)})
     assert caught.value.hint is not None

@@ -20,14 +20,29 @@ json_values = st.recursive(
     max_leaves=20,
 )
 names = st.sampled_from(
-    ["workerpool0", "workerpool1", "workerpool2", "workerpool3", "workerpool9", "chief", "master",
-     "worker", "ps", "evaluator", "", "Worker"]
-)  # fmt: skip
+    [
+        "workerpool0",
+        "workerpool1",
+        "workerpool2",
+        "workerpool3",
+        "workerpool9",
+        "chief",
+        "master",
+        "worker",
+        "ps",
+        "evaluator",
+        "",
+        "Worker",
+    ]
+)
 addresses = st.one_of(
-    st.builds(lambda h, p: f"{h}:{p}", st.sampled_from(["h", "[::1]", "", "a b", "::1"]),
-              st.integers(-5, 70000)),
+    st.builds(
+        lambda h, p: f"{h}:{p}",
+        st.sampled_from(["h", "[::1]", "", "a b", "::1"]),
+        st.integers(-5, 70000),
+    ),
     json_values,
-)  # fmt: skip
+)
 specs = st.fixed_dictionaries(
     {},
     optional={
@@ -36,18 +51,36 @@ specs = st.fixed_dictionaries(
         ),
         "task": st.fixed_dictionaries(
             {},
-            optional={"type": names | json_values, "index": st.integers(-2, 6) | json_values,
-                      "trial": st.sampled_from(["", "1", "../x", None]) | json_values},
+            optional={
+                "type": names | json_values,
+                "index": st.integers(-2, 6) | json_values,
+                "trial": st.sampled_from(["", "1", "../x", None]) | json_values,
+            },
         ),
         "job": json_values | st.just('{"workerPoolSpecs": [{}, {}, {"containerSpec": 1}]}'),
         "environment": st.just("cloud"),
     },
-)  # fmt: skip
+)
 variables = st.sampled_from(
-    ["CLUSTER_SPEC", "TF_CONFIG", "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE",
-     "MASTER_ADDR", "MASTER_PORT", "TORCHELASTIC_RUN_ID", "PET_NPROC_PER_NODE", "PET_NNODES",
-     "WORKER_ADDRS", "WORKER_PORT", "CLOUD_ML_TRIAL_ID", "GROUP_RANK", "VTRAIN_CLUSTER_SOURCE"]
-)  # fmt: skip
+    [
+        "CLUSTER_SPEC",
+        "TF_CONFIG",
+        "RANK",
+        "WORLD_SIZE",
+        "LOCAL_RANK",
+        "LOCAL_WORLD_SIZE",
+        "MASTER_ADDR",
+        "MASTER_PORT",
+        "TORCHELASTIC_RUN_ID",
+        "PET_NPROC_PER_NODE",
+        "PET_NNODES",
+        "WORKER_ADDRS",
+        "WORKER_PORT",
+        "CLOUD_ML_TRIAL_ID",
+        "GROUP_RANK",
+        "VTRAIN_CLUSTER_SOURCE",
+    ]
+)
 env_values = st.one_of(
     st.text(max_size=10),
     st.integers(-3, 40).map(str),

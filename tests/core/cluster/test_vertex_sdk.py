@@ -21,13 +21,15 @@ SDK_CLUSTER_SPEC = {
     "cluster": {
         "worker_pools": [
             {"index": 0, "replicas": ["training-workerpool0-ab-0:2222"]},
-            {"index": 1, "replicas": ["training-workerpool1-ab-0:2222",
-                                      "training-workerpool1-ab-1:2222"]},
+            {
+                "index": 1,
+                "replicas": ["training-workerpool1-ab-0:2222", "training-workerpool1-ab-1:2222"],
+            },
         ]
     },
     "environment": "cloud",
     "task": {"worker_pool_index": 0, "replica_index": 0, "trial": "TRIAL_ID"},
-}  # fmt: skip
+}
 SDK_ENV = {
     "AIP_TRAINING_DATA_URI": "gs://training-data-uri",
     "AIP_VALIDATION_DATA_URI": "gs://test-validation-data-uri",

@@ -66,14 +66,27 @@ def replica_outputs(
     """Run `python -c script` under `vtrain local run --workers N` with `env` added; return
     the JSON each replica printed after `tag` (one line per replica that printed one)."""
     done = subprocess.run(
-        [sys.executable, "-m", "vtrain", "local", "run", "--workers", str(workers),
-         "--output-dir", str(tmp_path / "out"), "--", sys.executable, "-c", script],
+        [
+            sys.executable,
+            "-m",
+            "vtrain",
+            "local",
+            "run",
+            "--workers",
+            str(workers),
+            "--output-dir",
+            str(tmp_path / "out"),
+            "--",
+            sys.executable,
+            "-c",
+            script,
+        ],
         env={**os.environ, **env},
         cwd=tmp_path,
         capture_output=True,
         text=True,
         timeout=120,
-    )  # fmt: skip
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     prefix = f"{tag} "
     return [

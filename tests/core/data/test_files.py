@@ -65,12 +65,29 @@ def test_the_hint_counts_readers_as_an_ordinal(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("number", "expected"),
     [
-        (1, "1st"), (2, "2nd"), (3, "3rd"), (4, "4th"), (10, "10th"), (11, "11th"),
-        (12, "12th"), (13, "13th"), (14, "14th"), (21, "21st"), (22, "22nd"), (23, "23rd"),
-        (100, "100th"), (101, "101st"), (102, "102nd"), (111, "111th"), (112, "112th"),
-        (113, "113th"), (1001, "1001st"), (1011, "1011th"), (0, "0th"),
+        (1, "1st"),
+        (2, "2nd"),
+        (3, "3rd"),
+        (4, "4th"),
+        (10, "10th"),
+        (11, "11th"),
+        (12, "12th"),
+        (13, "13th"),
+        (14, "14th"),
+        (21, "21st"),
+        (22, "22nd"),
+        (23, "23rd"),
+        (100, "100th"),
+        (101, "101st"),
+        (102, "102nd"),
+        (111, "111th"),
+        (112, "112th"),
+        (113, "113th"),
+        (1001, "1001st"),
+        (1011, "1011th"),
+        (0, "0th"),
     ],
-)  # fmt: skip
+)
 def test_ordinals(number: int, expected: str) -> None:
     assert ordinal(number) == expected
 

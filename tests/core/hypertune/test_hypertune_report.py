@@ -18,14 +18,18 @@ from vtrain.hypertune import report
 from vtrain.hypertune.metric_file import read_entries
 
 NOW = 1525851440.123456
-WORKER_SPEC = json.dumps({
-    "cluster": {"workerpool0": ["c:2222"], "workerpool1": ["w0:2222"]},
-    "task": {"type": "workerpool1", "index": 0},
-})  # fmt: skip
-CHIEF_SPEC = json.dumps({
-    "cluster": {"workerpool0": ["c:2222"], "workerpool1": ["w0:2222"]},
-    "task": {"type": "workerpool0", "index": 0},
-})  # fmt: skip
+WORKER_SPEC = json.dumps(
+    {
+        "cluster": {"workerpool0": ["c:2222"], "workerpool1": ["w0:2222"]},
+        "task": {"type": "workerpool1", "index": 0},
+    }
+)
+CHIEF_SPEC = json.dumps(
+    {
+        "cluster": {"workerpool0": ["c:2222"], "workerpool1": ["w0:2222"]},
+        "task": {"type": "workerpool0", "index": 0},
+    }
+)
 
 
 def read_like_the_service(path: Path, tag: str) -> list[dict[str, Any]]:

@@ -31,8 +31,15 @@ def test_a_new_job_continues_the_old_ones_commit_then_its_own(
         (tmp_path / name).mkdir()
 
     def run(out: Path, results: str, *options: str) -> None:
-        done = vtrain("--output-dir", str(out), *options,
-                      "--", sys.executable, RESUMER, str(tmp_path / results))  # fmt: skip
+        done = vtrain(
+            "--output-dir",
+            str(out),
+            *options,
+            "--",
+            sys.executable,
+            RESUMER,
+            str(tmp_path / results),
+        )
         assert done.returncode == 0, done.stdout + done.stderr
 
     run(old, "r1")
@@ -49,8 +56,10 @@ def test_a_new_job_continues_the_old_ones_commit_then_its_own(
     # Once the new job has a commit of its own, it resumes that one.
     run(new, "r3", "--resume-from", str(old / "checkpoints"))
     assert results(tmp_path / "r3")["chief-0"] == {
-        "resumed": 2, "held": str(new), "from": str(old / "checkpoints")
-    }  # fmt: skip
+        "resumed": 2,
+        "held": str(new),
+        "from": str(old / "checkpoints"),
+    }
 
 
 def test_a_folder_without_a_committed_step_is_refused_before_the_job_starts(

@@ -212,9 +212,14 @@ def test_a_preempted_replica_has_the_platforms_notice_to_save_not_the_grace(
     out = tmp_path / "rec"
     # Its SIGTERM save takes 3 s, longer than --grace: a spot VM still gives it 30 s.
     done = vtrain(
-        "--workers", "1", "--grace", "0.5", "--kill", "worker:0@1:TERM",
+        "--workers",
+        "1",
+        "--grace",
+        "0.5",
+        "--kill",
+        "worker:0@1:TERM",
         *replica(out, "--hang-first", "worker-0", "--term-exits-0", "--term-takes", "3"),
-    )  # fmt: skip
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "sending SIGTERM to worker-0 (a preemption notice: SIGKILL in 30 s" in done.stdout
     assert (out / "terms" / "worker-0").read_text() == "TERM\n"  # the save finished
@@ -356,8 +361,9 @@ def test_done_means_vtrain_info_shows_every_replica_its_role_and_rank(
     roles = [] if platform == "torchrun" else ["--ps", "1", "--evaluators", "1"]
     # Each replica prints `vtrain info --json`, then meets the chief: so every one has
     # printed before the chief finishes and the job stops the rest.
-    done = vtrain("--platform", platform, "--workers", "2", *roles,
-                  *replica(tmp_path / "rec", "--info"))  # fmt: skip
+    done = vtrain(
+        "--platform", platform, "--workers", "2", *roles, *replica(tmp_path / "rec", "--info")
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     seen = info_lines(done.stdout)
     expected = {n: e for n, e in EXPECTED_INFO.items() if roles or e[0] in ("chief", "worker")}

@@ -91,8 +91,12 @@ def test_a_disk_sees_the_code_and_lists_only_what_its_run_wrote(tmp_path: Path) 
     (Path(disk.tmp) / "scratch").write_text("x")
     assert disk.written() == ["tmp/scratch", "work/ckpt/1.pt"]
     env = disk.variables({"HOME": "/home/me"})
-    assert env == {"HOME": disk.home, "TMPDIR": disk.tmp, "PWD": disk.work,
-                   "PYTHONUSERBASE": "/home/me/.local"}  # fmt: skip
+    assert env == {
+        "HOME": disk.home,
+        "TMPDIR": disk.tmp,
+        "PWD": disk.work,
+        "PYTHONUSERBASE": "/home/me/.local",
+    }
 
 
 @pytest.mark.parametrize("hard_links", [True, False], ids=["hard links", "no hard links"])
@@ -169,9 +173,17 @@ def _swap_home(disk: Path) -> None:  # HOME an empty folder still, but a link to
 
 @pytest.mark.parametrize(
     "change",
-    [_write_home, _write_tmp, _write_work, _write_beside, _remove_entry, _replace_entry,
-     _relink_entry, _swap_home],
-)  # fmt: skip
+    [
+        _write_home,
+        _write_tmp,
+        _write_work,
+        _write_beside,
+        _remove_entry,
+        _replace_entry,
+        _relink_entry,
+        _swap_home,
+    ],
+)
 def test_a_used_output_dir_keeps_only_the_disks_left_as_made(
     tmp_path: Path, change: Callable[[Path], None]
 ) -> None:
@@ -247,8 +259,9 @@ def test_shared_disk_and_a_refused_address_run_as_before_and_say_so(
 ) -> None:
     # A system that refuses 127.0.0.2 (macOS): every replica shares 127.0.0.1, with a note.
     monkeypatch.setattr("vtrain.local.job.separate_hosts", lambda count: None)
-    plan = Plan.from_options([sys.executable, "-c", WHERE], workers=1,
-                             output_dir=str(tmp_path / "job"), shared_disk=True)  # fmt: skip
+    plan = Plan.from_options(
+        [sys.executable, "-c", WHERE], workers=1, output_dir=str(tmp_path / "job"), shared_disk=True
+    )
     stream = io.StringIO()
     result = run_job(plan, stream=stream, environ={**os.environ, MARK: mark, "HOME": "/h"})
     shown = stream.getvalue()
@@ -260,9 +273,10 @@ def test_shared_disk_and_a_refused_address_run_as_before_and_say_so(
     assert "note: this system refuses loopback addresses other than 127.0.0.1" in shown
     assert result.verdict is not None  # the script saves no model: the one finding
     assert [(f.check, f.replica) for f in result.verdict.findings] == [("leader", "chief-0")]
-    assert [n.split(":")[0] for n in result.verdict.notes] == ["this system refuses loopback "
-                                                               "addresses other than 127.0.0.1",
-                                                               "--shared-disk"]  # fmt: skip
+    assert [n.split(":")[0] for n in result.verdict.notes] == [
+        "this system refuses loopback addresses other than 127.0.0.1",
+        "--shared-disk",
+    ]
 
 
 def test_a_disk_that_cannot_be_made_stops_the_replicas_already_started(
@@ -279,8 +293,9 @@ def test_a_disk_that_cannot_be_made_stops_the_replicas_already_started(
 
     monkeypatch.setattr(Disks, "prepare", prepare)
     code = "import time; print('up', flush=True); time.sleep(60)"
-    plan = Plan.from_options([sys.executable, "-c", code], workers=2,
-                             output_dir=str(tmp_path / "job"))  # fmt: skip
+    plan = Plan.from_options(
+        [sys.executable, "-c", code], workers=2, output_dir=str(tmp_path / "job")
+    )
     stream = io.StringIO()
     with pytest.raises(LaunchError, match="cannot prepare worker-1's own disk .Permission denied"):
         run_job(plan, stream=stream, environ={**os.environ, MARK: mark})
@@ -290,8 +305,9 @@ def test_a_disk_that_cannot_be_made_stops_the_replicas_already_started(
 
 
 def test_each_run_gets_a_new_disk_and_its_own_address(tmp_path: Path, mark: str) -> None:
-    plan = Plan.from_options([sys.executable, "-c", WHERE], workers=1,
-                             output_dir=str(tmp_path / "job"))  # fmt: skip
+    plan = Plan.from_options(
+        [sys.executable, "-c", WHERE], workers=1, output_dir=str(tmp_path / "job")
+    )
     stream = io.StringIO()
     result = run_job(plan, stream=stream, environ={**os.environ, MARK: mark})
     shown = stream.getvalue()
@@ -342,8 +358,9 @@ def test_an_output_dir_used_again_keeps_no_earlier_job_s_disks(tmp_path: Path) -
     living = job / f"disks.old-{os.getppid()}"
     living.mkdir()
     for shared_disk in (False, True, False, True):
-        plan = Plan.from_options([sys.executable, "-c", "pass"], workers=1, output_dir=str(job),
-                                 shared_disk=shared_disk)  # fmt: skip
+        plan = Plan.from_options(
+            [sys.executable, "-c", "pass"], workers=1, output_dir=str(job), shared_disk=shared_disk
+        )
         stream = io.StringIO()
         assert run_job(plan, stream=stream).status == 0, stream.getvalue()
         assert sorted(p.name for p in job.glob("disks*")) == ["disks", living.name]

@@ -143,20 +143,29 @@ def test_any_argparse_refusal_is_told_by_its_error_line(
 @pytest.mark.parametrize(
     ("code", "lines", "expected"),
     [
-        (2, [b"usage: t.py [-h]", b"t.py: error: unrecognized arguments: --x"],
-         "t.py: error: unrecognized arguments: --x"),
+        (
+            2,
+            [b"usage: t.py [-h]", b"t.py: error: unrecognized arguments: --x"],
+            "t.py: error: unrecognized arguments: --x",
+        ),
         # click
-        (2, [b"Usage: t [OPTIONS]", b"Try 't --help' for help.", b"", b"Error: No such option: -x"],
-         "Error: No such option: -x"),
+        (
+            2,
+            [b"Usage: t [OPTIONS]", b"Try 't --help' for help.", b"", b"Error: No such option: -x"],
+            "Error: No such option: -x",
+        ),
         # argparse on a terminal (Python 3.14 colours it)
-        (2, [b"\x1b[1;34musage: \x1b[0mt.py", b"\x1b[1mt.py: error: \x1b[0mbad"],
-         "t.py: error: bad"),
+        (
+            2,
+            [b"\x1b[1;34musage: \x1b[0mt.py", b"\x1b[1mt.py: error: \x1b[0mbad"],
+            "t.py: error: bad",
+        ),
         (2, [b"t.py: error: no usage before it"], None),
         (2, [b"t.py: error: bad", b"usage: after the error"], None),
         (1, [b"usage: t.py", b"t.py: error: bad"], None),
         (-9, [b"usage: t.py", b"t.py: error: bad"], None),
         (2, [], None),
     ],
-)  # fmt: skip
+)
 def test_what_counts_as_a_usage_error(code: int, lines: list[bytes], expected: str | None) -> None:
     assert refused_arguments(code, lines) == expected

@@ -27,11 +27,24 @@ Run = Callable[..., subprocess.CompletedProcess[str]]
 def rehearse(vtrain: Run, tmp_path: Path, mode: str) -> tuple[dict[str, Any], str]:
     verdict = tmp_path / "verdict.json"
     done = vtrain(
-        "--workers", "1", "--output-dir", str(tmp_path / "out"), "--kill", "chief:0@2",
-        "--max-restarts", "1", "--verdict-json", str(verdict),
-        "--", sys.executable, RULES, mode, "--epochs", "2",
+        "--workers",
+        "1",
+        "--output-dir",
+        str(tmp_path / "out"),
+        "--kill",
+        "chief:0@2",
+        "--max-restarts",
+        "1",
+        "--verdict-json",
+        str(verdict),
+        "--",
+        sys.executable,
+        RULES,
+        mode,
+        "--epochs",
+        "2",
         CLOUD_ML_HP_METRIC_TAG="accuracy",
-    )  # fmt: skip
+    )
     assert "verdict: " in done.stdout, done.stdout + done.stderr
     return json.loads(verdict.read_text()), done.stdout
 
@@ -46,12 +59,31 @@ def kept(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], str]
 
     tmp = tmp_path_factory.mktemp("keep")
     done = subprocess.run(
-        [*VTRAIN, "--workers", "1", "--output-dir", str(tmp / "out"), "--kill", "chief:0@2",
-         "--max-restarts", "1", "--verdict-json", str(tmp / "verdict.json"),
-         "--", sys.executable, RULES, "keep", "--epochs", "2"],
-        cwd=tmp, capture_output=True, text=True, timeout=60,
+        [
+            *VTRAIN,
+            "--workers",
+            "1",
+            "--output-dir",
+            str(tmp / "out"),
+            "--kill",
+            "chief:0@2",
+            "--max-restarts",
+            "1",
+            "--verdict-json",
+            str(tmp / "verdict.json"),
+            "--",
+            sys.executable,
+            RULES,
+            "keep",
+            "--epochs",
+            "2",
+        ],
+        cwd=tmp,
+        capture_output=True,
+        text=True,
+        timeout=60,
         env={**os.environ, MARK: uuid.uuid4().hex, "CLOUD_ML_HP_METRIC_TAG": "accuracy"},
-    )  # fmt: skip
+    )
     return json.loads((tmp / "verdict.json").read_text()), done.stdout
 
 
@@ -75,8 +107,14 @@ WHAT = {
 }
 # Both replicas refuse the arguments in mode `args`; whichever exits first is
 # the one named (the job stops at the first refusal), so either is right.
-WHO = {"local-disk": {"worker-0"}, "loopback": {"chief-0"}, "leader": {"worker-0"},
-       "metric": {"chief-0"}, "resume": {"chief-0"}, "args": {"chief-0", "worker-0"}}  # fmt: skip
+WHO = {
+    "local-disk": {"worker-0"},
+    "loopback": {"chief-0"},
+    "leader": {"worker-0"},
+    "metric": {"chief-0"},
+    "resume": {"chief-0"},
+    "args": {"chief-0", "worker-0"},
+}
 
 
 @pytest.mark.parametrize("check", CHECKS)
@@ -106,11 +144,14 @@ def test_the_verdict_reads_as_documented() -> None:
     assert json.loads(Verdict((finding,)).to_json()) == {
         "ready": False,
         "findings": [
-            {"check": "leader", "replica": "worker-0",
-             "detail": "wrote model/m.pt, which chief-0 wrote too; fix it"}
+            {
+                "check": "leader",
+                "replica": "worker-0",
+                "detail": "wrote model/m.pt, which chief-0 wrote too; fix it",
+            }
         ],
         "notes": [],
-    }  # fmt: skip
+    }
 
 
 def test_the_readme_rehearsal_catches_the_bug_then_passes_the_fix(tmp_path: Path) -> None:
@@ -121,7 +162,9 @@ def test_the_readme_rehearsal_catches_the_bug_then_passes_the_fix(tmp_path: Path
     output = check_clean_run(block, run_block(block, tmp_path, timeout=120))
     caught = re.search(
         r"^verdict: not ready: 1 finding\n  \[leader\] worker-0: wrote \S+/model/model\.txt, "
-        r"which chief-0 wrote too: ", output, re.MULTILINE,
-    )  # fmt: skip
+        r"which chief-0 wrote too: ",
+        output,
+        re.MULTILINE,
+    )
     assert caught, output
     assert output[caught.end() :].count("\nverdict: ready to submit\n") == 1, output

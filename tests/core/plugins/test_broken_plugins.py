@@ -65,14 +65,23 @@ def _dist(site: Path, name: str, entry_points: str, modules: dict[str, str]) -> 
 def sites(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     """A site with three broken plugins first on sys.path; one with a `pytorch` impostor last."""
     broken, late = tmp_path / "broken", tmp_path / "late"
-    _dist(broken, "broken-plugins", """
+    _dist(
+        broken,
+        "broken-plugins",
+        """
         [vtrain.plugins]
         abstract = broken_plugins:Abstract
         raises = broken_plugins:Raises
         exits = exiting_plugin:Plugin
-    """, {"broken_plugins": BROKEN, "exiting_plugin": "import sys\nsys.exit(3)\n"})  # fmt: skip
-    _dist(late, "evil-torch", "[vtrain.plugins]\npytorch = evil_plugin:Impostor\n",
-          {"evil_plugin": EVIL})  # fmt: skip
+    """,
+        {"broken_plugins": BROKEN, "exiting_plugin": "import sys\nsys.exit(3)\n"},
+    )
+    _dist(
+        late,
+        "evil-torch",
+        "[vtrain.plugins]\npytorch = evil_plugin:Impostor\n",
+        {"evil_plugin": EVIL},
+    )
     monkeypatch.setattr(sys, "path", [str(broken), *sys.path, str(late)])
     for module in ("broken_plugins", "exiting_plugin", "evil_plugin"):
         monkeypatch.delitem(sys.modules, module, raising=False)
@@ -114,8 +123,13 @@ def test_vtrain_info_lists_broken_plugins_and_succeeds(
 
 def test_vtrain_info_survives_them_as_a_real_command(sites: list[Path]) -> None:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(sites[0]), *sys.path[1:]])}
-    done = subprocess.run([sys.executable, "-m", "vtrain", "info"], env=env, capture_output=True,
-                          text=True, timeout=60)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "vtrain", "info"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     assert "fails to load (SystemExit: 3)" in done.stdout
     assert "fails to load (TypeError: Can't instantiate abstract class" in done.stdout

@@ -73,8 +73,10 @@ def test_prepare_exports_the_leader_and_the_core_follows_it(
     chief = {**base, "CLUSTER_SPEC": VERTEX["workerpool0"], "VTRAIN_LEADER": "worker:0"}
     assert not vtrain.hypertune.report(2.0, environ=chief)
     assert not vtrain.CheckpointManager(environ=chief).is_leader
-    assert [json.loads(line)["training/hptuning/metric"] for line in
-            (tmp_path / "m").read_text().splitlines()] == ["1.0"]  # fmt: skip
+    assert [
+        json.loads(line)["training/hptuning/metric"]
+        for line in (tmp_path / "m").read_text().splitlines()
+    ] == ["1.0"]
 
 
 @pytest.mark.parametrize(

@@ -45,7 +45,10 @@ def test_the_first_distribution_of_a_name_hides_later_ones(
 ) -> None:
     first, second = tmp_path / "first", tmp_path / "second"
     # Spelled differently, one name once normalized; comments, blank lines, spaces and extras.
-    _dist(first, "Some.Plugin-2.0.dist-info", """
+    _dist(
+        first,
+        "Some.Plugin-2.0.dist-info",
+        """
         # a comment
         [vtrain.plugins]
         alpha = pkg.mod:Plugin
@@ -53,7 +56,8 @@ def test_the_first_distribution_of_a_name_hides_later_ones(
 
         [console_scripts]
         alpha = pkg.cli:main
-    """)  # fmt: skip
+    """,
+    )
     _dist(second, "some_plugin-1.0.dist-info", "[vtrain.plugins]\nalpha = old.mod:Plugin\n")
     _dist(second, "another-1.0.egg-info", "[vtrain.plugins]\ngamma = g:G\n")
     (second / "broken-1.0.dist-info").mkdir()  # no entry_points.txt
@@ -70,11 +74,15 @@ def test_the_first_distribution_of_a_name_hides_later_ones(
 def test_load_follows_the_object_reference(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "ep_target_pkg").mkdir()
     (tmp_path / "ep_target_pkg" / "__init__.py").write_text("class Outer:\n    class Inner: ...\n")
-    _dist(tmp_path, "t-1.dist-info", """
+    _dist(
+        tmp_path,
+        "t-1.dist-info",
+        """
         [g]
         nested = ep_target_pkg : Outer.Inner [x]
         mod = ep_target_pkg
-    """)  # fmt: skip
+    """,
+    )
     monkeypatch.setattr(sys, "path", [str(tmp_path), *sys.path])
     points = {ep.name: ep for ep in entry_points("g")}
     assert points["nested"].load().__qualname__ == "Outer.Inner"
@@ -86,12 +94,16 @@ def test_load_follows_the_object_reference(tmp_path: Path, monkeypatch: pytest.M
 _BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 _TEXT = st.text(alphabet=st.characters(blacklist_categories=["Cs"], blacklist_characters=_BREAKS))
 _LINE = st.one_of(
-    st.builds(lambda a, b, c: f"{a}[{b}]{c}", st.sampled_from(["", " ", "\t"]),
-              st.sampled_from(["g", " g ", "[g]", "other", "g2", ""]), st.sampled_from(["", " "])),
+    st.builds(
+        lambda a, b, c: f"{a}[{b}]{c}",
+        st.sampled_from(["", " ", "\t"]),
+        st.sampled_from(["g", " g ", "[g]", "other", "g2", ""]),
+        st.sampled_from(["", " "]),
+    ),
     st.builds(lambda t: "#" + t, _TEXT),
     st.sampled_from(["", "   "]),
     st.builds(lambda a, b: f"{a}={b}", _TEXT, _TEXT),
-)  # fmt: skip
+)
 
 
 @examples(200)

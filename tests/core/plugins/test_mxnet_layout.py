@@ -33,35 +33,143 @@ def info(variable: str, document: str) -> ClusterInfo:
 
 # (name, environment, DMLC_ROLE, children, (host, port) of the scheduler, servers, workers, node)
 LAYOUTS = [
-    ("vertex workerpool0", info("CLUSTER_SPEC", cluster_spec(VERTEX_CLUSTER, "workerpool0", 0)),
-     "scheduler", (), (VERTEX_CHIEF_HOST, 2222), 2, 2, VERTEX_CHIEF_HOST),
-    ("vertex workerpool1 1", info("CLUSTER_SPEC", cluster_spec(VERTEX_CLUSTER, "workerpool1", 1)),
-     "worker", (), (VERTEX_CHIEF_HOST, 2222), 2, 2, "cmle-training-workerpool1-ab-1"),
-    ("vertex workerpool2 0", info("CLUSTER_SPEC", cluster_spec(VERTEX_CLUSTER, "workerpool2", 0)),
-     "server", (), (VERTEX_CHIEF_HOST, 2222), 2, 2, "cmle-training-workerpool2-ab-0"),
-    ("vertex workerpool3 2", info("CLUSTER_SPEC", cluster_spec(VERTEX_CLUSTER, "workerpool3", 2)),
-     None, (), (VERTEX_CHIEF_HOST, 2222), 2, 2, "cmle-training-workerpool3-ab-2"),
-    ("ai platform master", info("CLUSTER_SPEC", cluster_spec(AIP_CLUSTER, "master", 0)),
-     "scheduler", (), ("master-0", 2222), 1, 2, "master-0"),
-    ("ai platform worker 0", info("CLUSTER_SPEC", cluster_spec(AIP_CLUSTER, "worker", 0)),
-     "worker", (), ("master-0", 2222), 1, 2, "worker-0"),
-    ("ai platform ps", info("CLUSTER_SPEC", cluster_spec(AIP_CLUSTER, "ps", 0)),
-     "server", (), ("master-0", 2222), 1, 2, "ps-0"),
-    ("ai platform evaluator", info("CLUSTER_SPEC", cluster_spec(AIP_CLUSTER, "evaluator", 0)),
-     None, (), ("master-0", 2222), 1, 2, "evaluator-0"),
-    ("tf_config master", info("TF_CONFIG", tf_config(
-        {k: v for k, v in AIP_CLUSTER.items() if k != "evaluator"}, "master", 0)),
-     "scheduler", (), ("master-0", 2222), 1, 2, "master-0"),
-    ("tf_config worker 1", info("TF_CONFIG", tf_config(
-        {k: v for k, v in AIP_CLUSTER.items() if k != "evaluator"}, "worker", 1)),
-     "worker", (), ("master-0", 2222), 1, 2, "worker-1"),
-    ("kubeflow chief", info("TF_CONFIG", tf_config(KUBEFLOW, "chief", 0)),
-     "scheduler", (), ("job-chief-0.ns.svc", 2222), 1, 2, "job-chief-0.ns.svc"),
-    ("kubeflow ps", info("TF_CONFIG", tf_config(KUBEFLOW, "ps", 0)),
-     "server", (), ("job-chief-0.ns.svc", 2222), 1, 2, "job-ps-0.ns.svc"),
-    ("kubeflow evaluator", info("TF_CONFIG", tf_config(KUBEFLOW, "evaluator", 0)),
-     None, (), ("job-chief-0.ns.svc", 2222), 1, 2, "job-evaluator-0.ns.svc"),
-]  # fmt: skip
+    (
+        "vertex workerpool0",
+        info("CLUSTER_SPEC", cluster_spec(VERTEX_CLUSTER, "workerpool0", 0)),
+        "scheduler",
+        (),
+        (VERTEX_CHIEF_HOST, 2222),
+        2,
+        2,
+        VERTEX_CHIEF_HOST,
+    ),
+    (
+        "vertex workerpool1 1",
+        info("CLUSTER_SPEC", cluster_spec(VERTEX_CLUSTER, "workerpool1", 1)),
+        "worker",
+        (),
+        (VERTEX_CHIEF_HOST, 2222),
+        2,
+        2,
+        "cmle-training-workerpool1-ab-1",
+    ),
+    (
+        "vertex workerpool2 0",
+        info("CLUSTER_SPEC", cluster_spec(VERTEX_CLUSTER, "workerpool2", 0)),
+        "server",
+        (),
+        (VERTEX_CHIEF_HOST, 2222),
+        2,
+        2,
+        "cmle-training-workerpool2-ab-0",
+    ),
+    (
+        "vertex workerpool3 2",
+        info("CLUSTER_SPEC", cluster_spec(VERTEX_CLUSTER, "workerpool3", 2)),
+        None,
+        (),
+        (VERTEX_CHIEF_HOST, 2222),
+        2,
+        2,
+        "cmle-training-workerpool3-ab-2",
+    ),
+    (
+        "ai platform master",
+        info("CLUSTER_SPEC", cluster_spec(AIP_CLUSTER, "master", 0)),
+        "scheduler",
+        (),
+        ("master-0", 2222),
+        1,
+        2,
+        "master-0",
+    ),
+    (
+        "ai platform worker 0",
+        info("CLUSTER_SPEC", cluster_spec(AIP_CLUSTER, "worker", 0)),
+        "worker",
+        (),
+        ("master-0", 2222),
+        1,
+        2,
+        "worker-0",
+    ),
+    (
+        "ai platform ps",
+        info("CLUSTER_SPEC", cluster_spec(AIP_CLUSTER, "ps", 0)),
+        "server",
+        (),
+        ("master-0", 2222),
+        1,
+        2,
+        "ps-0",
+    ),
+    (
+        "ai platform evaluator",
+        info("CLUSTER_SPEC", cluster_spec(AIP_CLUSTER, "evaluator", 0)),
+        None,
+        (),
+        ("master-0", 2222),
+        1,
+        2,
+        "evaluator-0",
+    ),
+    (
+        "tf_config master",
+        info(
+            "TF_CONFIG",
+            tf_config({k: v for k, v in AIP_CLUSTER.items() if k != "evaluator"}, "master", 0),
+        ),
+        "scheduler",
+        (),
+        ("master-0", 2222),
+        1,
+        2,
+        "master-0",
+    ),
+    (
+        "tf_config worker 1",
+        info(
+            "TF_CONFIG",
+            tf_config({k: v for k, v in AIP_CLUSTER.items() if k != "evaluator"}, "worker", 1),
+        ),
+        "worker",
+        (),
+        ("master-0", 2222),
+        1,
+        2,
+        "worker-1",
+    ),
+    (
+        "kubeflow chief",
+        info("TF_CONFIG", tf_config(KUBEFLOW, "chief", 0)),
+        "scheduler",
+        (),
+        ("job-chief-0.ns.svc", 2222),
+        1,
+        2,
+        "job-chief-0.ns.svc",
+    ),
+    (
+        "kubeflow ps",
+        info("TF_CONFIG", tf_config(KUBEFLOW, "ps", 0)),
+        "server",
+        (),
+        ("job-chief-0.ns.svc", 2222),
+        1,
+        2,
+        "job-ps-0.ns.svc",
+    ),
+    (
+        "kubeflow evaluator",
+        info("TF_CONFIG", tf_config(KUBEFLOW, "evaluator", 0)),
+        None,
+        (),
+        ("job-chief-0.ns.svc", 2222),
+        1,
+        2,
+        "job-evaluator-0.ns.svc",
+    ),
+]
 
 
 @pytest.mark.parametrize(
@@ -109,16 +217,20 @@ def test_the_chief_trains_beside_its_scheduler_child() -> None:
 
 @pytest.mark.parametrize("chief_trains", [False, True])
 def test_servers_beside_the_workers_of_a_job_without_ps(chief_trains: bool) -> None:
-    cluster = {"workerpool0": VERTEX_CLUSTER["workerpool0"],
-               "workerpool1": VERTEX_CLUSTER["workerpool1"]}  # fmt: skip
+    cluster = {
+        "workerpool0": VERTEX_CLUSTER["workerpool0"],
+        "workerpool1": VERTEX_CLUSTER["workerpool1"],
+    }
     chief = Layout.from_cluster(
         info("CLUSTER_SPEC", cluster_spec(cluster, "workerpool0", 0)),
-        chief_trains=chief_trains, servers_beside_workers=True,
-    )  # fmt: skip
+        chief_trains=chief_trains,
+        servers_beside_workers=True,
+    )
     worker = Layout.from_cluster(
         info("CLUSTER_SPEC", cluster_spec(cluster, "workerpool1", 1)),
-        chief_trains=chief_trains, servers_beside_workers=True,
-    )  # fmt: skip
+        chief_trains=chief_trains,
+        servers_beside_workers=True,
+    )
     trainers = 3 if chief_trains else 2
     assert worker.role == "worker" and worker.children == ("server",)
     assert chief.children == (("scheduler", "server") if chief_trains else ())
@@ -127,10 +239,11 @@ def test_servers_beside_the_workers_of_a_job_without_ps(chief_trains: bool) -> N
 
 
 def test_a_chief_alone_trains_without_a_kvstore() -> None:
-    for cluster in (ClusterInfo.from_env({}),
-                    info("CLUSTER_SPEC", cluster_spec({"workerpool0": ["a:1"]}, "workerpool0", 0)),
-                    info("CLUSTER_SPEC", cluster_spec(
-                        {"master": ["a:1"], "evaluator": ["b:1"]}, "master", 0))):  # fmt: skip
+    for cluster in (
+        ClusterInfo.from_env({}),
+        info("CLUSTER_SPEC", cluster_spec({"workerpool0": ["a:1"]}, "workerpool0", 0)),
+        info("CLUSTER_SPEC", cluster_spec({"master": ["a:1"], "evaluator": ["b:1"]}, "master", 0)),
+    ):
         layout = Layout.from_cluster(cluster)
         assert not layout.distributed and layout.role is None
         assert layout.leader == ("chief", 0)
@@ -153,20 +266,32 @@ NO_PS = {"workerpool0": ["c:1"], "workerpool1": ["w:1"]}
 @pytest.mark.parametrize(
     ("cluster", "options", "message"),
     [
-        ({"worker": ["w0:1", "w1:1"], "ps": ["p:1"]}, {},
-         r"TF_CONFIG: MXNet's scheduler runs on the chief, and the cluster has none \(got "
-         r"\['ps', 'worker'\]\); expected a chief .*Hint: add a primary replica"),
-        ({"chief": ["c:1"], "ps": ["p:1"]}, {},
-         r"TF_CONFIG: nobody trains: the chief only schedules and the job has no workers .*"
-         r"chief_trains=True"),
-        ({"chief": ["c:1"], "worker": ["w:1"]}, {},
-         r"TF_CONFIG: MXNet's dist kvstore needs servers, and the job has no parameter servers"
-         r".*servers_beside_workers=True"),
-        ({"chief": ["c:1"], "worker": ["w:1"], "ps": ["p:1"]}, {"servers_beside_workers": True},
-         r"servers_beside_workers: servers beside the workers are for jobs without parameter "
-         r"servers, and this one has 1 \(got True\)"),
+        (
+            {"worker": ["w0:1", "w1:1"], "ps": ["p:1"]},
+            {},
+            r"TF_CONFIG: MXNet's scheduler runs on the chief, and the cluster has none \(got "
+            r"\['ps', 'worker'\]\); expected a chief .*Hint: add a primary replica",
+        ),
+        (
+            {"chief": ["c:1"], "ps": ["p:1"]},
+            {},
+            r"TF_CONFIG: nobody trains: the chief only schedules and the job has no workers .*"
+            r"chief_trains=True",
+        ),
+        (
+            {"chief": ["c:1"], "worker": ["w:1"]},
+            {},
+            r"TF_CONFIG: MXNet's dist kvstore needs servers, and the job has no parameter servers"
+            r".*servers_beside_workers=True",
+        ),
+        (
+            {"chief": ["c:1"], "worker": ["w:1"], "ps": ["p:1"]},
+            {"servers_beside_workers": True},
+            r"servers_beside_workers: servers beside the workers are for jobs without parameter "
+            r"servers, and this one has 1 \(got True\)",
+        ),
     ],
-)  # fmt: skip
+)
 def test_layouts_mxnet_cannot_run_are_refused(
     cluster: dict[str, list[str]], options: dict[str, bool], message: str
 ) -> None:
@@ -178,12 +303,18 @@ def test_layouts_mxnet_cannot_run_are_refused(
 @pytest.mark.parametrize(
     ("environ", "message"),
     [
-        ({"PS_VERBOSE": "yes"}, r"PS_VERBOSE: not a ps-lite log level \(got 'yes'\); "
-                                r"expected 0, 1 or 2"),
-        ({"DMLC_INTERFACE": " "}, r"DMLC_INTERFACE: empty network interface \(got ' '\); "
-                                  r"expected an interface name"),
+        (
+            {"PS_VERBOSE": "yes"},
+            r"PS_VERBOSE: not a ps-lite log level \(got 'yes'\); "
+            r"expected 0, 1 or 2",
+        ),
+        (
+            {"DMLC_INTERFACE": " "},
+            r"DMLC_INTERFACE: empty network interface \(got ' '\); "
+            r"expected an interface name",
+        ),
     ],
-)  # fmt: skip
+)
 def test_bad_pass_through_values_are_refused(environ: dict[str, str], message: str) -> None:
     worker = Layout.from_cluster(info("CLUSTER_SPEC", cluster_spec(AIP_CLUSTER, "worker", 0)))
     with pytest.raises(ConfigError, match=message):
@@ -191,9 +322,12 @@ def test_bad_pass_through_values_are_refused(environ: dict[str, str], message: s
 
 
 def test_importing_the_plugin_imports_no_mxnet() -> None:
-    code = ("import sys, vtrain_mxnet, vtrain; p = vtrain.plugins.get('mxnet'); "
-            "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in "
-            "('mxnet', 'numpy'))))")  # fmt: skip
-    done = subprocess.run([sys.executable, "-c", "import json; " + code],
-                          capture_output=True, text=True, check=True)  # fmt: skip
+    code = (
+        "import sys, vtrain_mxnet, vtrain; p = vtrain.plugins.get('mxnet'); "
+        "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('mxnet', 'numpy'))))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", "import json; " + code], capture_output=True, text=True, check=True
+    )
     assert json.loads(done.stdout) == []

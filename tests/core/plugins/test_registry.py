@@ -73,8 +73,15 @@ def test_get_loads_only_the_plugin_asked_for(site: Path) -> None:
     plugin = plugins.get("throwaway", {})
     assert "throwaway_plugin" in sys.modules and "crashing_plugin" not in sys.modules
     assert plugin.name == "throwaway" and plugin.is_available()
-    info = ClusterInfo.from_env({"TORCHELASTIC_RUN_ID": "r", "RANK": "2", "WORLD_SIZE": "3",
-                                 "MASTER_ADDR": "h", "MASTER_PORT": "1"})  # fmt: skip
+    info = ClusterInfo.from_env(
+        {
+            "TORCHELASTIC_RUN_ID": "r",
+            "RANK": "2",
+            "WORLD_SIZE": "3",
+            "MASTER_ADDR": "h",
+            "MASTER_PORT": "1",
+        }
+    )
     assert plugin.configure(info, lr=0.1) == {"rank": 2, "lr": 0.1}
     assert plugin.configure() == {"rank": 0}
 

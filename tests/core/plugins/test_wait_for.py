@@ -104,8 +104,9 @@ def test_a_framework_connect_is_a_probe_too_and_its_errors_are_not_swallowed() -
         tries.append(time.monotonic())
         return None if len(tries) == 3 else "refused"
 
-    wait_for(connect, what="x", address="a", source="S", deadline=timedelta(seconds=10),
-             backoff=STEADY)  # fmt: skip
+    wait_for(
+        connect, what="x", address="a", source="S", deadline=timedelta(seconds=10), backoff=STEADY
+    )
     assert len(tries) == 3
 
     def broken() -> str | None:
@@ -170,8 +171,11 @@ def test_a_silent_listener_cannot_stretch_the_wait_and_the_message_says_the_time
         time.sleep(2.5)  # one try that runs far past the deadline
         return "still nothing"
 
-    with pytest.raises(LaunchError, match=r"within 0\.5 s \(it gave up after 2\.\d+ s: a try ran "
-                       r"past the deadline\): still nothing"):  # fmt: skip
+    with pytest.raises(
+        LaunchError,
+        match=r"within 0\.5 s \(it gave up after 2\.\d+ s: a try ran "
+        r"past the deadline\): still nothing",
+    ):
         wait_for(slow, what="x", address="a", source="S", deadline=timedelta(seconds=0.5))
 
 

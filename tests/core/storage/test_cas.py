@@ -17,41 +17,69 @@ from vtrain.storage.cas import CompareAndSet
 
 ROWS = {
     "created where there is none": [
-        ("get", "a", None), ("put", b"one", "a", True), ("get", "b", b"one"),
+        ("get", "a", None),
+        ("put", b"one", "a", True),
+        ("get", "b", b"one"),
     ],
     "a stale create loses": [
-        ("get", "a", None), ("put", b"one", "a", True), ("put", b"two", "a", False),
+        ("get", "a", None),
+        ("put", b"one", "a", True),
+        ("put", b"two", "a", False),
         ("get", "b", b"one"),
     ],
     "replaced at the version read": [
-        ("get", "a", None), ("put", b"one", "a", True), ("get", "b", b"one"),
-        ("put", b"two", "b", True), ("get", "c", b"two"),
+        ("get", "a", None),
+        ("put", b"one", "a", True),
+        ("get", "b", b"one"),
+        ("put", b"two", "b", True),
+        ("get", "c", b"two"),
     ],
     "a stale replace loses": [
-        ("get", "a", None), ("put", b"one", "a", True), ("get", "b", b"one"),
-        ("put", b"two", "b", True), ("put", b"three", "b", False), ("get", "c", b"two"),
+        ("get", "a", None),
+        ("put", b"one", "a", True),
+        ("get", "b", b"one"),
+        ("put", b"two", "b", True),
+        ("put", b"three", "b", False),
+        ("get", "c", b"two"),
     ],
     "removed at the version read": [
-        ("get", "a", None), ("put", b"one", "a", True), ("get", "b", b"one"),
-        ("put", None, "b", True), ("get", "c", None),
+        ("get", "a", None),
+        ("put", b"one", "a", True),
+        ("get", "b", b"one"),
+        ("put", None, "b", True),
+        ("get", "c", None),
     ],
     "a stale remove loses": [
-        ("get", "a", None), ("put", b"one", "a", True), ("get", "b", b"one"),
-        ("put", b"two", "b", True), ("put", None, "b", False), ("get", "c", b"two"),
+        ("get", "a", None),
+        ("put", b"one", "a", True),
+        ("get", "b", b"one"),
+        ("put", b"two", "b", True),
+        ("put", None, "b", False),
+        ("get", "c", b"two"),
     ],
     "of two writers that read one version, one wins": [
-        ("get", "a", None), ("get", "b", None), ("put", b"one", "a", True),
-        ("put", b"two", "b", False), ("get", "c", b"one"),
+        ("get", "a", None),
+        ("get", "b", None),
+        ("put", b"one", "a", True),
+        ("put", b"two", "b", False),
+        ("get", "c", b"one"),
     ],
     "created again after a removal": [
-        ("get", "a", None), ("put", b"one", "a", True), ("get", "b", b"one"),
-        ("put", None, "b", True), ("put", b"two", "b", False), ("get", "c", None),
-        ("put", b"two", "c", True), ("get", "d", b"two"),
+        ("get", "a", None),
+        ("put", b"one", "a", True),
+        ("get", "b", b"one"),
+        ("put", None, "b", True),
+        ("put", b"two", "b", False),
+        ("get", "c", None),
+        ("put", b"two", "c", True),
+        ("get", "d", b"two"),
     ],
     "removing what is not there": [
-        ("get", "a", None), ("put", None, "a", True), ("get", "b", None),
+        ("get", "a", None),
+        ("put", None, "a", True),
+        ("get", "b", None),
     ],
-}  # fmt: skip
+}
 
 
 def document(uri: str, **options: object) -> CompareAndSet:

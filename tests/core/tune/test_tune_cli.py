@@ -316,12 +316,26 @@ def test_ctrl_c_stops_a_study_started_with_sigint_ignored(tmp_path: Path) -> Non
     records.mkdir()
     study_file.write_text(json.dumps(study(max_trial_count=1)))
     tuner = subprocess.Popen(
-        [sys.executable, "-m", "vtrain", "tune", "--study", str(study_file), "--output-dir",
-         str(tmp_path / "out"), "--", sys.executable, OBJECTIVE, "--records", str(records),
-         "--wait-for", str(go)],
+        [
+            sys.executable,
+            "-m",
+            "vtrain",
+            "tune",
+            "--study",
+            str(study_file),
+            "--output-dir",
+            str(tmp_path / "out"),
+            "--",
+            sys.executable,
+            OBJECTIVE,
+            "--records",
+            str(records),
+            "--wait-for",
+            str(go),
+        ],
         stderr=subprocess.DEVNULL,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
-    )  # fmt: skip
+    )
     deadline = time.monotonic() + 180
     while not list(records.glob("started-*")) and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -338,13 +352,17 @@ def test_ctrl_c_stops_a_study_started_with_sigint_ignored(tmp_path: Path) -> Non
 @pytest.mark.parametrize(
     ("text", "said"),
     [
-        ("metrics:\n  - metric_id: loss\n    goal: [MINIMIZE\nparameters: []\n",
-         "not valid YAML: expected ',' or ']', but got ':' at line 4, column 11: "
-         "'parameters: []'"),
-        ("a: b: c\n", "not valid YAML: mapping values are not allowed here at line 1, column 5: "
-         "'a: b: c'"),
+        (
+            "metrics:\n  - metric_id: loss\n    goal: [MINIMIZE\nparameters: []\n",
+            "not valid YAML: expected ',' or ']', but got ':' at line 4, column 11: "
+            "'parameters: []'",
+        ),
+        (
+            "a: b: c\n",
+            "not valid YAML: mapping values are not allowed here at line 1, column 5: 'a: b: c'",
+        ),
     ],
-)  # fmt: skip
+)
 def test_a_yaml_mistake_is_shown_where_it_is_on_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, said: str
 ) -> None:

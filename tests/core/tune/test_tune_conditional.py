@@ -66,9 +66,10 @@ def test_grid_search_runs_each_branch_of_the_tree_once(tune: Tune) -> None:
 
 def test_random_search_draws_a_child_only_under_its_parent_value(tune: Tune) -> None:
     document = conditional(
-        {"double_value_spec": {"min_value": 0, "max_value": 1}}, max_trial_count=12,
+        {"double_value_spec": {"min_value": 0, "max_value": 1}},
+        max_trial_count=12,
         parallel_trial_count=4,
-    )  # fmt: skip
+    )
     run = tune(document, cli=("--seed", "5"))
     assert run.status == 0, run.err
     given = [flags(r) for r in run.records()]
@@ -82,8 +83,10 @@ def test_model_based_search_with_conditions_runs_and_resumes(tune: Tune) -> None
     pytest.importorskip("optuna")
     document = conditional(
         {"double_value_spec": {"min_value": 0.01, "max_value": 1}, "scale_type": "UNIT_LOG_SCALE"},
-        algorithm="ALGORITHM_UNSPECIFIED", max_trial_count=4, parallel_trial_count=2,
-    )  # fmt: skip
+        algorithm="ALGORITHM_UNSPECIFIED",
+        max_trial_count=4,
+        parallel_trial_count=2,
+    )
     assert tune(document).status == 0
     # The resumed study replays the finished trials, each with its own active parameters.
     run = tune({**document, "max_trial_count": 8})

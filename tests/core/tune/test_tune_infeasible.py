@@ -117,9 +117,17 @@ def test_an_earlier_study_json_with_nan_is_read_as_infeasible(
             (SUCCEEDED, m) if math.isfinite(m) else (INFEASIBLE, None)
         )
     write_results(
-        str(path), study=runner.study, command=["true"], seed=0, replicas={}, output_dir="o",
-        status="SUCCEEDED", reason="", trials=list(read.values()), best=None,
-    )  # fmt: skip
+        str(path),
+        study=runner.study,
+        command=["true"],
+        seed=0,
+        replicas={},
+        output_dir="o",
+        status="SUCCEEDED",
+        reason="",
+        trials=list(read.values()),
+        best=None,
+    )
     json.loads(path.read_text(), parse_constant=_refuse)
 
 
@@ -146,8 +154,17 @@ def test_a_study_with_a_nan_trial_picks_a_finite_best(
     study_file = tmp_path / "study.json"
     study_file.write_text(json.dumps(document))
     out = tmp_path / "out"
-    argv = ["tune", "--study", str(study_file), "--output-dir", str(out), "--",
-            sys.executable, "-c", WRITER]  # fmt: skip
+    argv = [
+        "tune",
+        "--study",
+        str(study_file),
+        "--output-dir",
+        str(out),
+        "--",
+        sys.executable,
+        "-c",
+        WRITER,
+    ]
     assert main(argv) == 0
     printed = capsys.readouterr()
     results = json.loads((out / "study.json").read_text(), parse_constant=_refuse)

@@ -28,19 +28,36 @@ from vtrain.tune.study_file import study_from_document
 FOLDER = Path("vtrain-output", "tune", "study-json")
 
 
-def tune(tmp_path: Path, *options: str, extra: tuple[str, ...] = (), max_trials: int = 1) -> (
-    subprocess.CompletedProcess[str]
-):  # fmt: skip
+def tune(
+    tmp_path: Path, *options: str, extra: tuple[str, ...] = (), max_trials: int = 1
+) -> subprocess.CompletedProcess[str]:
     """`vtrain tune --study study.json OPTIONS -- python objective.py --records R EXTRA`."""
     (tmp_path / "study.json").write_text(json.dumps(study(max_trial_count=max_trials)))
     records = tmp_path / "records"
     records.mkdir(exist_ok=True)
     env = {k: v for k, v in os.environ.items() if k != "VTRAIN_OUTPUT_DIR"}
     return subprocess.run(
-        [sys.executable, "-m", "vtrain", "tune", "--study", "study.json", *options, "--",
-         sys.executable, OBJECTIVE, "--records", "records", *extra],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "vtrain",
+            "tune",
+            "--study",
+            "study.json",
+            *options,
+            "--",
+            sys.executable,
+            OBJECTIVE,
+            "--records",
+            "records",
+            *extra,
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def trials(tmp_path: Path, folder: Path = FOLDER) -> list[dict[str, object]]:
@@ -112,11 +129,28 @@ def test_a_changed_search_space_is_refused_and_resume_keeps_the_recorded_one(
 ) -> None:
     assert tune(tmp_path).returncode == 0
     (tmp_path / "narrow.json").write_text(
-        json.dumps(study(parameters=[{"parameter_id": "x", "discrete_value_spec": {"values": [2]}}],
-                         max_trial_count=2))
-    )  # fmt: skip
-    typed = [sys.executable, "-m", "vtrain", "tune", "--study", "narrow.json", "--output-dir",
-             str(FOLDER), "--", sys.executable, OBJECTIVE, "--records", "records"]  # fmt: skip
+        json.dumps(
+            study(
+                parameters=[{"parameter_id": "x", "discrete_value_spec": {"values": [2]}}],
+                max_trial_count=2,
+            )
+        )
+    )
+    typed = [
+        sys.executable,
+        "-m",
+        "vtrain",
+        "tune",
+        "--study",
+        "narrow.json",
+        "--output-dir",
+        str(FOLDER),
+        "--",
+        sys.executable,
+        OBJECTIVE,
+        "--records",
+        "records",
+    ]
     refused = subprocess.run(typed, cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert refused.returncode == 2
     assert "this folder holds another study: its metric, search space or algorithm differ" in (
@@ -175,10 +209,17 @@ def test_a_rerun_never_runs_another_command_on_the_study_unasked(
     folder = str(tmp_path_factory.mktemp("study"))
     the_study = study_from_document(study())
     write_results(
-        os.path.join(folder, "study.json"), study=the_study, command=["python", *old], seed=7,
-        replicas=asdict(old_replicas), output_dir=folder, status="SUCCEEDED", reason="",
-        trials=[], best=None,
-    )  # fmt: skip
+        os.path.join(folder, "study.json"),
+        study=the_study,
+        command=["python", *old],
+        seed=7,
+        replicas=asdict(old_replicas),
+        output_dir=folder,
+        status="SUCCEEDED",
+        reason="",
+        trials=[],
+        best=None,
+    )
     command = ["python", *new]
     same = (old, old_replicas) == (new, new_replicas)
     if same:

@@ -55,11 +55,23 @@ def start(tmp_path: Path, trials: int) -> tuple[subprocess.Popen[str], Path]:
     script.write_text(STUBBORN)
     study_file.write_text(json.dumps(study(max_trial_count=trials, parallel_trial_count=trials)))
     tuner = subprocess.Popen(
-        [sys.executable, "-m", "vtrain", "tune", "--study", str(study_file), "--output-dir",
-         str(tmp_path / "out"), "--", sys.executable, str(script), str(records)],
+        [
+            sys.executable,
+            "-m",
+            "vtrain",
+            "tune",
+            "--study",
+            str(study_file),
+            "--output-dir",
+            str(tmp_path / "out"),
+            "--",
+            sys.executable,
+            str(script),
+            str(records),
+        ],
         stderr=subprocess.PIPE,
         text=True,
-    )  # fmt: skip
+    )
     deadline = time.monotonic() + 120
     while len(pids(records, "trial")) + len(pids(records, "daemon")) < 2 * trials:
         assert time.monotonic() < deadline and tuner.poll() is None

@@ -62,17 +62,23 @@ GCLOUD_JSON = {
     "studySpec": {
         "metrics": [{"metricId": "loss", "goal": "MINIMIZE"}],
         "parameters": [
-            {"parameterId": "learning_rate", "scaleType": "UNIT_LOG_SCALE",
-             "doubleValueSpec": {"minValue": 0.0001, "maxValue": 0.1}},
-            {"parameterId": "layers", "integerValueSpec": {"minValue": "1", "maxValue": "4"},
-             "scaleType": "UNIT_LINEAR_SCALE"},
+            {
+                "parameterId": "learning_rate",
+                "scaleType": "UNIT_LOG_SCALE",
+                "doubleValueSpec": {"minValue": 0.0001, "maxValue": 0.1},
+            },
+            {
+                "parameterId": "layers",
+                "integerValueSpec": {"minValue": "1", "maxValue": "4"},
+                "scaleType": "UNIT_LINEAR_SCALE",
+            },
             {"parameterId": "batch_size", "discreteValueSpec": {"values": [16, 32, 64]}},
             {"parameterId": "optimizer", "categoricalValueSpec": {"values": ["adam", "sgd"]}},
         ],
         "algorithm": "RANDOM_SEARCH",
     },
     "trialJobSpec": {"workerPoolSpecs": []},
-}  # fmt: skip
+}
 
 
 def test_yaml_study_file(tmp_path: Path) -> None:
@@ -142,10 +148,16 @@ def test_flags(p: Parameter, value: Any, flag: str) -> None:
 DOCUMENT: dict[str, Any] = {
     "metrics": [{"metric_id": "loss", "goal": "MINIMIZE"}],
     "parameters": [
-        {"parameter_id": "learning_rate", "scale_type": "UNIT_LOG_SCALE",
-         "double_value_spec": {"min_value": 0.0001, "max_value": 0.1}},
-        {"parameter_id": "layers", "integer_value_spec": {"min_value": 1, "max_value": 4},
-         "scale_type": "LINEAR"},
+        {
+            "parameter_id": "learning_rate",
+            "scale_type": "UNIT_LOG_SCALE",
+            "double_value_spec": {"min_value": 0.0001, "max_value": 0.1},
+        },
+        {
+            "parameter_id": "layers",
+            "integer_value_spec": {"min_value": 1, "max_value": 4},
+            "scale_type": "LINEAR",
+        },
         {"parameter_id": "batch_size", "discrete_value_spec": {"values": [16, 32, 64]}},
         {"parameter_id": "optimizer", "categorical_value_spec": {"values": ["adam", "sgd"]}},
     ],
@@ -153,7 +165,7 @@ DOCUMENT: dict[str, Any] = {
     "max_trial_count": 20,
     "parallel_trial_count": 4,
     "max_failed_trial_count": 3,
-}  # fmt: skip
+}
 
 
 def edit(path: str, value: Any) -> dict[str, Any]:
@@ -178,73 +190,154 @@ TWO_METRICS = [{"metric_id": "a", "goal": "MAXIMIZE"}, {"metric_id": "b", "goal"
 # (field to change, its new value, the field the error names, how the message starts)
 BAD = [
     ("parameters.2.scale_type", "LOG2", f"{P2}.scale_type", "unknown scale (got 'LOG2'); expected"),
-    ("parameters.0.double_value_spec.min_value", 0, f"{P0}.double_value_spec.min_value",
-     "a LOG scale needs a positive range (got 0.0)"),
-    ("parameters.0.double_value_spec.max_value", "big", f"{P0}.double_value_spec.max_value",
-     "not a number (got 'big')"),
-    ("parameters.1.integer_value_spec.max_value", 0, f"{P1}.integer_value_spec.max_value",
-     "below min_value (got 0); expected at least 1"),
-    ("parameters.1.integer_value_spec.min_value", 1.5, f"{P1}.integer_value_spec.min_value",
-     "not a number (got 1.5); expected an integer"),
-    ("parameters.1.integer_value_spec.min_value", DELETE, f"{P1}.integer_value_spec.min_value",
-     "missing"),
-    ("parameters.2.discrete_value_spec.values", [32, 16], f"{P2}.discrete_value_spec.values",
-     "not in increasing order"),
-    ("parameters.2.discrete_value_spec.values", [16, "x"], f"{P2}.discrete_value_spec.values[1]",
-     "not a number (got 'x')"),
-    ("parameters.3.categorical_value_spec.values", [True, "a"],
-     f"{P3}.categorical_value_spec.values[0]", "not a string (got True); expected a string (quote"),
-    ("parameters.3.categorical_value_spec.values", [], f"{P3}.categorical_value_spec.values",
-     "need at least one value"),
+    (
+        "parameters.0.double_value_spec.min_value",
+        0,
+        f"{P0}.double_value_spec.min_value",
+        "a LOG scale needs a positive range (got 0.0)",
+    ),
+    (
+        "parameters.0.double_value_spec.max_value",
+        "big",
+        f"{P0}.double_value_spec.max_value",
+        "not a number (got 'big')",
+    ),
+    (
+        "parameters.1.integer_value_spec.max_value",
+        0,
+        f"{P1}.integer_value_spec.max_value",
+        "below min_value (got 0); expected at least 1",
+    ),
+    (
+        "parameters.1.integer_value_spec.min_value",
+        1.5,
+        f"{P1}.integer_value_spec.min_value",
+        "not a number (got 1.5); expected an integer",
+    ),
+    (
+        "parameters.1.integer_value_spec.min_value",
+        DELETE,
+        f"{P1}.integer_value_spec.min_value",
+        "missing",
+    ),
+    (
+        "parameters.2.discrete_value_spec.values",
+        [32, 16],
+        f"{P2}.discrete_value_spec.values",
+        "not in increasing order",
+    ),
+    (
+        "parameters.2.discrete_value_spec.values",
+        [16, "x"],
+        f"{P2}.discrete_value_spec.values[1]",
+        "not a number (got 'x')",
+    ),
+    (
+        "parameters.3.categorical_value_spec.values",
+        [True, "a"],
+        f"{P3}.categorical_value_spec.values[0]",
+        "not a string (got True); expected a string (quote",
+    ),
+    (
+        "parameters.3.categorical_value_spec.values",
+        [],
+        f"{P3}.categorical_value_spec.values",
+        "need at least one value",
+    ),
     ("parameters.3.parameter_id", "has space", f"{P3}.parameter_id", "not a flag name"),
     ("parameters.3.parameter_id", "layers", f"{P3}.parameter_id", "duplicate parameter"),
     ("parameters.3.categorical_value_spec", DELETE, P3, "need exactly one value spec"),
     ("parameters.3.double_value_spec", {"min_value": 0}, P3, "need exactly one value spec"),
     ("parameters.3.scale", "LOG", f"{P3}.scale", "unknown field; expected one of parameter_id"),
-    ("parameters.3.conditional_parameter_specs", [{}],
-     f"{P3}.conditional_parameter_specs[0].parent_categorical_values", "missing"),
-    ("parameters.3.conditional_parameter_specs", [], f"{P3}.conditional_parameter_specs",
-     "need at least one conditional parameter"),
-    ("parameters.3.conditional_parameter_specs", [{"parent_categorical_values": {"values": [
-        "rmsprop"]}, "parameter_spec": MOMENTUM}],
-     f"{P3}.conditional_parameter_specs[0].parent_categorical_values.values[0]",
-     "not a value of 'optimizer' (got 'rmsprop'); expected one of adam, sgd"),
-    ("parameters.1.conditional_parameter_specs", [{"parent_int_values": {"values": [5]},
-                                                   "parameter_spec": MOMENTUM}],
-     f"{P1}.conditional_parameter_specs[0].parent_int_values.values[0]",
-     "not a value of 'layers' (got 5); expected an integer from 1 to 4"),
-    ("parameters.1.conditional_parameter_specs", [{"parent_categorical_values": {"values": [
-        "2"]}, "parameter_spec": MOMENTUM}],
-     f"{P1}.conditional_parameter_specs[0].parent_categorical_values",
-     "not the parent values of the INTEGER parameter (got 'layers'); expected parent_int_values"),
-    ("parameters.0.conditional_parameter_specs", [{"parent_discrete_values": {"values": [0.1]},
-                                                   "parameter_spec": MOMENTUM}],
-     f"{P0}.conditional_parameter_specs", "a DOUBLE parameter cannot be a parent"),
-    ("parameters.3.conditional_parameter_specs", [{"parent_categorical_values": {"values": [
-        "sgd"]}, "parameter_spec": {**MOMENTUM, "parameter_id": "layers"}}], P3,
-     "duplicate parameter (got 'layers'); expected each parameter_id once, conditional"),
-    ("parameters.3.conditional_parameter_specs", [{"parent_categorical_values": {"values": [
-        "sgd"]}, "parameter_spec": {**MOMENTUM, "scale": "LOG"}}],
-     f"{P3}.conditional_parameter_specs[0].parameter_spec.scale", "unknown field"),
+    (
+        "parameters.3.conditional_parameter_specs",
+        [{}],
+        f"{P3}.conditional_parameter_specs[0].parent_categorical_values",
+        "missing",
+    ),
+    (
+        "parameters.3.conditional_parameter_specs",
+        [],
+        f"{P3}.conditional_parameter_specs",
+        "need at least one conditional parameter",
+    ),
+    (
+        "parameters.3.conditional_parameter_specs",
+        [{"parent_categorical_values": {"values": ["rmsprop"]}, "parameter_spec": MOMENTUM}],
+        f"{P3}.conditional_parameter_specs[0].parent_categorical_values.values[0]",
+        "not a value of 'optimizer' (got 'rmsprop'); expected one of adam, sgd",
+    ),
+    (
+        "parameters.1.conditional_parameter_specs",
+        [{"parent_int_values": {"values": [5]}, "parameter_spec": MOMENTUM}],
+        f"{P1}.conditional_parameter_specs[0].parent_int_values.values[0]",
+        "not a value of 'layers' (got 5); expected an integer from 1 to 4",
+    ),
+    (
+        "parameters.1.conditional_parameter_specs",
+        [{"parent_categorical_values": {"values": ["2"]}, "parameter_spec": MOMENTUM}],
+        f"{P1}.conditional_parameter_specs[0].parent_categorical_values",
+        "not the parent values of the INTEGER parameter (got 'layers'); expected parent_int_values",
+    ),
+    (
+        "parameters.0.conditional_parameter_specs",
+        [{"parent_discrete_values": {"values": [0.1]}, "parameter_spec": MOMENTUM}],
+        f"{P0}.conditional_parameter_specs",
+        "a DOUBLE parameter cannot be a parent",
+    ),
+    (
+        "parameters.3.conditional_parameter_specs",
+        [
+            {
+                "parent_categorical_values": {"values": ["sgd"]},
+                "parameter_spec": {**MOMENTUM, "parameter_id": "layers"},
+            }
+        ],
+        P3,
+        "duplicate parameter (got 'layers'); expected each parameter_id once, conditional",
+    ),
+    (
+        "parameters.3.conditional_parameter_specs",
+        [
+            {
+                "parent_categorical_values": {"values": ["sgd"]},
+                "parameter_spec": {**MOMENTUM, "scale": "LOG"},
+            }
+        ],
+        f"{P3}.conditional_parameter_specs[0].parameter_spec.scale",
+        "unknown field",
+    ),
     ("parameters", [], "parameters", "need at least one parameter"),
     ("metrics.0.goal", "BIG", "metrics[0].goal", "unknown value (got 'BIG'); expected one of MAXI"),
     ("metrics.0.goal", DELETE, "metrics[0].goal", "missing; expected MAXIMIZE or MINIMIZE"),
     ("metrics.0.metric_id", "trial", "metrics[0].metric_id", "not a metric tag (got 'trial')"),
     ("metrics", TWO_METRICS, "metrics", "need exactly one metric"),
-    ("algorithm", "BAYES", "algorithm",
-     "unknown value (got 'BAYES'); expected one of ALGORITHM_UNSPECIFIED, GRID_SEARCH"),
-    ("algorithm", "GRID_SEARCH", P0,
-     "grid search cannot enumerate a DOUBLE parameter (got 'learning_rate')"),
+    (
+        "algorithm",
+        "BAYES",
+        "algorithm",
+        "unknown value (got 'BAYES'); expected one of ALGORITHM_UNSPECIFIED, GRID_SEARCH",
+    ),
+    (
+        "algorithm",
+        "GRID_SEARCH",
+        P0,
+        "grid search cannot enumerate a DOUBLE parameter (got 'learning_rate')",
+    ),
     ("max_trial_count", DELETE, "max_trial_count", "missing; expected an integer >= 1"),
     ("max_trial_count", 0, "max_trial_count", "not a count (got 0); expected an integer >= 1"),
     ("parallel_trial_count", "four", "parallel_trial_count", "not a count (got 'four')"),
-    ("parallel_trial_count", 21, "parallel_trial_count",
-     "more trials in parallel than in the whole study (got 21); expected at most max_trial_count "
-     "(20)"),
+    (
+        "parallel_trial_count",
+        21,
+        "parallel_trial_count",
+        "more trials in parallel than in the whole study (got 21); expected at most "
+        "max_trial_count (20)",
+    ),
     ("max_failed_trial_count", -1, "max_failed_trial_count", "not a count (got -1)"),
     ("max_trail_count", 3, "max_trail_count", "unknown field; expected one of metrics"),
     ("measurement_selection_type", "MEAN", "measurement_selection_type", "unknown value"),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(("path", "value", "field", "message"), BAD, ids=[b[0] for b in BAD])

@@ -20,10 +20,14 @@ if late:
         time.sleep(float(seconds))
 
 handle = vtrain.plugins.get("pytorch").configure()
-result = {"role": handle.role, "rank": handle.rank, "world_size": handle.world_size,
-          "is_leader": handle.is_leader,
-          # Read again after configure() rewrote RANK & co.: must agree (checkpoints, metrics).
-          "is_chief_again": vtrain.ClusterInfo.from_env().is_chief}  # fmt: skip
+result = {
+    "role": handle.role,
+    "rank": handle.rank,
+    "world_size": handle.world_size,
+    "is_leader": handle.is_leader,
+    # Read again after configure() rewrote RANK & co.: must agree (checkpoints, metrics).
+    "is_chief_again": vtrain.ClusterInfo.from_env().is_chief,
+}
 if handle.rank is not None:
     value = torch.tensor([float(handle.rank + 1)])
     dist.all_reduce(value)

@@ -19,8 +19,13 @@ def tag(record: dict) -> str:
 
 
 def epochs(dataset, context: str, persistent: bool) -> list[list[str]]:
-    loader = DataLoader(dataset, batch_size=None, num_workers=2,
-                        multiprocessing_context=context, persistent_workers=persistent)  # fmt: skip
+    loader = DataLoader(
+        dataset,
+        batch_size=None,
+        num_workers=2,
+        multiprocessing_context=context,
+        persistent_workers=persistent,
+    )
     return [list(loader) for _ in range(2)]
 
 

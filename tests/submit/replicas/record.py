@@ -12,9 +12,16 @@ import sys
 import time
 
 KEYS = (
-    "CLUSTER_SPEC", "TF_CONFIG", "MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK", "MODE",
-    "WORKER_ADDRS", "WORKER_PORT",
-)  # fmt: skip
+    "CLUSTER_SPEC",
+    "TF_CONFIG",
+    "MASTER_ADDR",
+    "MASTER_PORT",
+    "WORLD_SIZE",
+    "RANK",
+    "MODE",
+    "WORKER_ADDRS",
+    "WORKER_PORT",
+)
 
 out, expected, args = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 info = json.loads(

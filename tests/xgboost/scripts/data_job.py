@@ -16,12 +16,20 @@ import xgboost as xgb
 import vtrain
 
 ROUNDS = 30
-PARAMS = {"objective": "reg:squarederror", "tree_method": "hist", "max_depth": 4, "eta": 0.3,
-          "nthread": 1, "max_bin": 64}  # fmt: skip
+PARAMS = {
+    "objective": "reg:squarederror",
+    "tree_method": "hist",
+    "max_depth": 4,
+    "eta": 0.3,
+    "nthread": 1,
+    "max_bin": 64,
+}
 options = {}
 if "BUDGET" in os.environ:
-    options = {"memory_budget": int(os.environ["BUDGET"]),
-               "batch_rows": int(os.environ["BATCH_ROWS"])}  # fmt: skip
+    options = {
+        "memory_budget": int(os.environ["BUDGET"]),
+        "batch_rows": int(os.environ["BATCH_ROWS"]),
+    }
 
 me = vtrain.ClusterInfo.from_env()
 with vtrain.plugins.get("xgboost").configure() as handle:

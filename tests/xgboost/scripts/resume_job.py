@@ -16,8 +16,13 @@ import xgboost as xgb
 import vtrain
 
 ROUNDS, EVERY = 12, 2
-PARAMS = {"objective": "reg:squarederror", "tree_method": "hist", "max_depth": 3,
-          "nthread": 1, "max_bin": 16}  # fmt: skip
+PARAMS = {
+    "objective": "reg:squarederror",
+    "tree_method": "hist",
+    "max_depth": 3,
+    "nthread": 1,
+    "max_bin": 16,
+}
 me = vtrain.ClusterInfo.from_env()
 
 
@@ -34,15 +39,26 @@ with vtrain.plugins.get("xgboost").configure() as handle:
     resumed = handle.resume()
     # The label is the record's id: what each trainer read is its labels.
     train = handle.dmatrix(label="id", features=["x"], max_bin=16)
-    result = {"rank": handle.rank, "world_size": handle.world_size, "resumed": resumed.done,
-              "was": resumed.extra.get("world_size"), "data": resumed.data,
-              "ids": [int(i) for i in train.get_label()]}  # fmt: skip
+    result = {
+        "rank": handle.rank,
+        "world_size": handle.world_size,
+        "resumed": resumed.done,
+        "was": resumed.extra.get("world_size"),
+        "data": resumed.data,
+        "ids": [int(i) for i in train.get_label()],
+    }
     out = Path(os.environ["RESULTS"], f"{os.environ['RUN']}-rank-{handle.rank}.json")
     out.write_text(json.dumps(result))
     callbacks = handle.callbacks(checkpoint_every=EVERY)
     if "KILL_AT" in os.environ and (me.role, me.index) == ("worker", 0) and not resumed:
         callbacks.append(KillAt())
-    booster = xgb.train(PARAMS, train, ROUNDS - resumed.done, xgb_model=resumed.state,
-                        callbacks=callbacks, verbose_eval=False)  # fmt: skip
+    booster = xgb.train(
+        PARAMS,
+        train,
+        ROUNDS - resumed.done,
+        xgb_model=resumed.state,
+        callbacks=callbacks,
+        verbose_eval=False,
+    )
     result["rounds"] = booster.num_boosted_rounds()
     out.write_text(json.dumps(result))

@@ -27,9 +27,15 @@ def show(job: JobDocument, options: JobOptions | None, delivery: Delivery) -> in
         print_document(delivery, job.document)
     if options is None:
         words = [
-            "gcloud", "ai-platform", "jobs", "submit", "training", delivery.job_name or "JOB_ID",
-            f"--region={job.document['trainingInput'].get('region')}", f"--config={job.source}",
-        ]  # fmt: skip
+            "gcloud",
+            "ai-platform",
+            "jobs",
+            "submit",
+            "training",
+            delivery.job_name or "JOB_ID",
+            f"--region={job.document['trainingInput'].get('region')}",
+            f"--config={job.source}",
+        ]
     else:
         words = gcloud_words(
             options, delivery.output or "config.yaml", flags_only=delivery.flags_only

@@ -33,37 +33,45 @@ def check(document: Any, *, source: str) -> None:
     training = document.get("trainingInput")
     if not isinstance(training, dict):
         raise ConfigError("no trainingInput", source=source, expected="a Job with trainingInput")
-    for key, name in (("masterType", "the master's machine type"),
-                      ("region", "the region")):  # fmt: skip
+    for key, name in (("masterType", "the master's machine type"), ("region", "the region")):
         if not training.get(key):
             problems.bad(f"trainingInput.{key}", "missing", expected=name)
     if training.get("scaleTier") not in (None, "CUSTOM"):
-        problems.bad("trainingInput.scaleTier", "a preset scale tier has no per-role machines",
-                     training.get("scaleTier"), "CUSTOM")  # fmt: skip
+        problems.bad(
+            "trainingInput.scaleTier",
+            "a preset scale tier has no per-role machines",
+            training.get("scaleTier"),
+            "CUSTOM",
+        )
     if not (training.get("masterConfig") or {}).get("imageUri"):
         problems.bad(
-            "trainingInput.masterConfig.imageUri", "missing",
+            "trainingInput.masterConfig.imageUri",
+            "missing",
             expected="the master's container image (the other roles fall back to it)",
-        )  # fmt: skip
+        )
     for prefix in PREFIXES.values():
         accelerator = (training.get(f"{prefix}Config") or {}).get("acceleratorConfig") or {}
         if accelerator.get("count") and not accelerator.get("type"):
             problems.bad(
                 f"trainingInput.{prefix}Config.acceleratorConfig.count",
-                "an accelerator count with no accelerator type", accelerator["count"],
+                "an accelerator count with no accelerator type",
+                accelerator["count"],
                 "type beside it, e.g. NVIDIA_TESLA_T4",
-            )  # fmt: skip
+            )
     if int(training.get("parameterServerCount") or 0) and not int(training.get("workerCount") or 0):
         problems.bad(
             "trainingInput.parameterServerCount",
             "parameter servers serve workers, and the job has none",
-            training["parameterServerCount"], "workerCount 1 or more beside it",
-        )  # fmt: skip
+            training["parameterServerCount"],
+            "workerCount 1 or more beside it",
+        )
     if int(training.get("evaluatorCount") or 0) and training.get("useChiefInTfConfig") is False:
         problems.bad(
             "trainingInput.useChiefInTfConfig",
-            "an evaluator in the job implies useChiefInTfConfig", False, "true",
-        )  # fmt: skip
+            "an evaluator in the job implies useChiefInTfConfig",
+            False,
+            "true",
+        )
     problems.raise_all()
 
 

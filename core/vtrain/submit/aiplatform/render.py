@@ -74,9 +74,11 @@ def _check_options(options: JobOptions) -> None:
     )
     if options.count(EVALUATOR) and not options.use_chief:
         problems.bad(
-            "--no-use-chief", "an evaluator in the job implies useChiefInTfConfig",
-            {"evaluators": options.count(EVALUATOR)}, "no --no-use-chief with --evaluators",
-        )  # fmt: skip
+            "--no-use-chief",
+            "an evaluator in the job implies useChiefInTfConfig",
+            {"evaluators": options.count(EVALUATOR)},
+            "no --no-use-chief with --evaluators",
+        )
     problems.raise_all()
 
 

@@ -26,13 +26,16 @@ def check(request: JobRequest, study: Study | None, problems: Problems) -> None:
     problems.cloud_storage(request.output_dir)
     # The names only: a value may be a credential, and a refusal is printed.
     problems.refuse(
-        "--env", [item.partition("=")[0] for item in request.env],
+        "--env",
+        [item.partition("=")[0] for item in request.env],
         "AI Platform's trainingInput has no environment",
-    )  # fmt: skip
+    )
     problems.refuse(
-        "--spot", request.spot, "AI Platform Training has no Spot VMs",
+        "--spot",
+        request.spot,
+        "AI Platform Training has no Spot VMs",
         "no --spot with aiplatform; Vertex runs Spot VMs (vtrain submit vertex --spot)",
-    )  # fmt: skip
+    )
     problems.ps_need_workers(request)
     if request.flags_only:
         _flags_only(request, problems)
@@ -50,7 +53,7 @@ def check(request: JobRequest, study: Study | None, problems: Problems) -> None:
                 value=study.measurement_selection,
                 expected="LAST_MEASUREMENT (or no measurement_selection_type) for aiplatform",
                 hint="Vertex honours BEST_MEASUREMENT: vtrain submit vertex --study",
-            )  # fmt: skip
+            )
         )
 
 
@@ -66,7 +69,7 @@ def _conditions(request: JobRequest, study: Study, problems: Problems) -> None:
                     value=[c.parameter.parameter_id for c in parent.conditions],
                     expected="parameters without conditional_parameter_specs for aiplatform",
                     hint="Vertex takes them: vtrain submit vertex --study",
-                )  # fmt: skip
+                )
             )
 
 
@@ -82,15 +85,19 @@ def _flags_only(request: JobRequest, problems: Problems) -> None:
         ("--evaluator-image", request.role_images.get(EVALUATOR)),
         ("--evaluator-machine-type", request.role_machine_types.get(EVALUATOR)),
         ("--evaluator-accelerator", request.role_accelerators.get(EVALUATOR)),
-        ("--study", request.study), ("--timeout", request.timeout), ("--network", request.network),
-    ):  # fmt: skip
+        ("--study", request.study),
+        ("--timeout", request.timeout),
+        ("--network", request.network),
+    ):
         if value:
             problems.bad(flag, why, value, "no --flags-only, so that vtrain writes config.yaml")
     if request.command:
         problems.bad(
-            "COMMAND", "gcloud flags pass arguments to the image's ENTRYPOINT only",
-            request.command[0], "-- --flag ... (arguments only), or no --flags-only",
-        )  # fmt: skip
+            "COMMAND",
+            "gcloud flags pass arguments to the image's ENTRYPOINT only",
+            request.command[0],
+            "-- --flag ... (arguments only), or no --flags-only",
+        )
 
 
 RULES = Rules(check=check, elsewhere=elsewhere, default_machine=DEFAULT_MACHINE, name_separator="_")

@@ -70,21 +70,26 @@ def _set(value: Any) -> bool:
 
 
 def _exclusive(
-    schema_id: str, value: Mapping[str, Any], path: str, walk: _Walk,
+    schema_id: str,
+    value: Mapping[str, Any],
+    path: str,
+    walk: _Walk,
     found: list[tuple[str, str, Any]],
-) -> None:  # fmt: skip
+) -> None:
     for rule in walk.rules:
         if rule.schema != schema_id or not _set(value.get(rule.field)):
             continue
         for other_id, other_path, other in reversed(walk.enclosing):
             if other_id == rule.other_schema and _set(other.get(rule.other_field)):
                 short = rule.other_schema.rsplit("__", 1)[-1]
-                found.append((
-                    f"{path}.{rule.field}",
-                    f"set together with {other_path}.{rule.other_field}, and {short}."
-                    f"{rule.other_field} and {rule.field} are mutually exclusive",
-                    value[rule.field],
-                ))  # fmt: skip
+                found.append(
+                    (
+                        f"{path}.{rule.field}",
+                        f"set together with {other_path}.{rule.other_field}, and {short}."
+                        f"{rule.other_field} and {rule.field} are mutually exclusive",
+                        value[rule.field],
+                    )
+                )
                 break
 
 

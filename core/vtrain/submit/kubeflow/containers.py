@@ -28,8 +28,9 @@ def replica_spec_problems(spec: Any, path: str, problems: Problems) -> None:
     if replicas is not None and (
         isinstance(replicas, bool) or not isinstance(replicas, int) or replicas < 0
     ):
-        problems.bad(f"{path}.replicas", "not a replica count", replicas,
-                     "a whole number, 0 or more")  # fmt: skip
+        problems.bad(
+            f"{path}.replicas", "not a replica count", replicas, "a whole number, 0 or more"
+        )
     template = spec.get("template")
     pod = template.get("spec") if isinstance(template, Mapping) else None
     if not isinstance(pod, Mapping):
@@ -43,8 +44,9 @@ def container_problems(containers: Any, path: str, problems: Problems) -> None:
     where = f"{path}.containers"
     if not isinstance(containers, list) or not containers:
         # The models take an empty list; Kubernetes refuses a pod without a container.
-        problems.bad(where, "a pod without containers", containers,
-                     "a list of at least one container")  # fmt: skip
+        problems.bad(
+            where, "a pod without containers", containers, "a list of at least one container"
+        )
         return
     for i, container in enumerate(containers):
         at = f"{where}[{i}]"
@@ -53,8 +55,9 @@ def container_problems(containers: Any, path: str, problems: Problems) -> None:
             continue
         name = container.get("name")
         if not isinstance(name, str) or not name:
-            problems.bad(f"{at}.name", "a container without a name", name,
-                         "a name, as Kubernetes requires")  # fmt: skip
+            problems.bad(
+                f"{at}.name", "a container without a name", name, "a name, as Kubernetes requires"
+            )
         command_problems(container, at, problems)
 
 
@@ -65,19 +68,29 @@ def command_problems(container: Mapping[str, Any], path: str, problems: Problems
         if words is not None and (
             not isinstance(words, list) or not all(isinstance(w, str) for w in words)
         ):
-            problems.bad(f"{path}.{field}", "not a list of strings", words,
-                         'a list of strings, e.g. ["python", "t.py"]')  # fmt: skip
+            problems.bad(
+                f"{path}.{field}",
+                "not a list of strings",
+                words,
+                'a list of strings, e.g. ["python", "t.py"]',
+            )
     env = container.get("env")
     if env is not None and (
         not isinstance(env, list)
         or not all(isinstance(e, Mapping) and isinstance(e.get("name"), str) for e in env)
     ):
-        problems.bad(f"{path}.env", "not a list of variables", env,
-                     "a list of {name, value}, each with a name")  # fmt: skip
+        problems.bad(
+            f"{path}.env",
+            "not a list of variables",
+            env,
+            "a list of {name, value}, each with a name",
+        )
         return
     for i, variable in enumerate(env or []):
         if not _ENV_NAME.fullmatch(variable["name"]):
             problems.bad(
-                f"{path}.env[{i}].name", "not a variable name", variable["name"],
+                f"{path}.env[{i}].name",
+                "not a variable name",
+                variable["name"],
                 "letters, digits, '_', '-' and '.', as Kubernetes requires (e.g. MODE)",
-            )  # fmt: skip
+            )

@@ -86,14 +86,14 @@ def render(options: JobOptions, trial_job: Mapping[str, Any]) -> tuple[str, dict
                             name=p.parameter_id,
                             reference=p.parameter_id,
                             description=f"--{p.parameter_id} of each trial ({kind})",
-                        )  # fmt: skip
+                        )
                         for p in study.parameters
                     ),
                     m.V1beta1TrialParameterSpec(
                         name=trial_name_parameter(study),
                         reference=TRIAL_NAME,
                         description="the trial's name: CLOUD_ML_TRIAL_ID, and its output folder",
-                    ),  # fmt: skip
+                    ),
                 ],
                 trial_spec=trial_spec,
             ),

@@ -80,16 +80,19 @@ def node_accelerator(accelerator: Accelerator) -> NodeAccelerator:
         if accelerator.count not in topologies:
             raise UsageError(
                 f"a {name} node holds " + " or ".join(map(str, topologies)) + " chips",
-                source=accelerator.flag, value=f"{accelerator.type}:{accelerator.count}",
+                source=accelerator.flag,
+                value=f"{accelerator.type}:{accelerator.count}",
                 expected=" or ".join(f"{accelerator.type}:{c}" for c in topologies),
                 hint="each replica is one TPU host; its chips make the slice's topology",
-            )  # fmt: skip
+            )
         labels = {TPU_LABEL: name, TPU_TOPOLOGY: topologies[accelerator.count]}
         return NodeAccelerator(labels, TPU_RESOURCE, accelerator.count)
     raise UsageError(
-        "not an accelerator GKE nodes carry", source=accelerator.flag, value=accelerator.type,
+        "not an accelerator GKE nodes carry",
+        source=accelerator.flag,
+        value=accelerator.type,
         expected=t.names(),
-    )  # fmt: skip
+    )
 
 
 def _gke_name(text: str) -> str | None:

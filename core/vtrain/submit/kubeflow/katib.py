@@ -64,24 +64,31 @@ def refusals(study: Study, source: str) -> list[VtrainError]:
             refuse(
                 f"{where}.conditional_parameter_specs",
                 "Katib's ParameterSpec has no parent values: every parameter of an Experiment is "
-                "searched in every trial", [c.parameter.parameter_id for c in p.conditions],
+                "searched in every trial",
+                [c.parameter.parameter_id for c in p.conditions],
                 "no conditional_parameter_specs with Katib (Vertex and vtrain tune take them)",
-            )  # fmt: skip
+            )
         if p.scale == "REVERSE_LOG":
             refuse(
-                f"{where}.scale_type", "Katib's feasibleSpace has no reverse-log distribution",
-                "UNIT_REVERSE_LOG_SCALE", "UNIT_LINEAR_SCALE or UNIT_LOG_SCALE",
-            )  # fmt: skip
+                f"{where}.scale_type",
+                "Katib's feasibleSpace has no reverse-log distribution",
+                "UNIT_REVERSE_LOG_SCALE",
+                "UNIT_LINEAR_SCALE or UNIT_LOG_SCALE",
+            )
         elif p.scale != "LINEAR" and p.type in ("DISCRETE", "CATEGORICAL"):
             refuse(
-                f"{where}.scale_type", "Katib's list of values has no scale", p.scale,
+                f"{where}.scale_type",
+                "Katib's list of values has no scale",
+                p.scale,
                 "no scale_type on a discrete parameter with Katib",
-            )  # fmt: skip
+            )
     if study.max_failed_trial_count > study.max_trial_count:
         refuse(
-            "max_failed_trial_count", "Katib refuses more failed trials than trials",
-            study.max_failed_trial_count, f"at most max_trial_count ({study.max_trial_count})",
-        )  # fmt: skip
+            "max_failed_trial_count",
+            "Katib refuses more failed trials than trials",
+            study.max_failed_trial_count,
+            f"at most max_trial_count ({study.max_trial_count})",
+        )
     return problems.errors
 
 
@@ -127,9 +134,12 @@ def check(document: Mapping[str, Any], *, source: str) -> None:
     experiment = parse(document, source=source)
     problems = Problems(source, kind=ConfigError)
     round_trip_problems(
-        document, experiment.to_dict(), models="kubeflow_katib_api", api_version=API_VERSION,
+        document,
+        experiment.to_dict(),
+        models="kubeflow_katib_api",
+        api_version=API_VERSION,
         problems=problems,
-    )  # fmt: skip
+    )
     _webhook(document, problems)
     problems.raise_all()
 
@@ -171,8 +181,12 @@ def _webhook(document: Mapping[str, Any], problems: Problems) -> None:
         space = p.get("feasibleSpace") or {}
         ranged = p.get("parameterType") in ("double", "int")
         if p.get("parameterType") not in TYPES.values():
-            bad(f"spec.parameters[{i}].parameterType", "not a parameter type",
-                p.get("parameterType"), ", ".join(TYPES.values()))  # fmt: skip
+            bad(
+                f"spec.parameters[{i}].parameterType",
+                "not a parameter type",
+                p.get("parameterType"),
+                ", ".join(TYPES.values()),
+            )
         elif ranged and (space.get("list") or not (space.get("min") or space.get("max"))):
             bad(f"spec.parameters[{i}].feasibleSpace", "a range needs min and max, no list", space)
         elif not ranged and (space.get("min") or space.get("max") or space.get("step")):
@@ -182,11 +196,19 @@ def _webhook(document: Mapping[str, Any], problems: Problems) -> None:
     path = (collector.get("source") or {}).get("fileSystemPath") or {}
     if (collector.get("collector") or {}).get("kind") == "File":
         if path.get("kind") != "File" or not str(path.get("path", "")).startswith("/"):
-            bad("spec.metricsCollectorSpec.source.fileSystemPath", "not an absolute file path",
-                path, "kind File and an absolute path")  # fmt: skip
+            bad(
+                "spec.metricsCollectorSpec.source.fileSystemPath",
+                "not an absolute file path",
+                path,
+                "kind File and an absolute path",
+            )
         if path.get("format") not in ("TEXT", "JSON"):
-            bad("spec.metricsCollectorSpec.source.fileSystemPath.format", "not a format",
-                path.get("format"), "TEXT or JSON")  # fmt: skip
+            bad(
+                "spec.metricsCollectorSpec.source.fileSystemPath.format",
+                "not a format",
+                path.get("format"),
+                "TEXT or JSON",
+            )
 
 
 def _trial_template(spec: Mapping[str, Any], bad: Any) -> None:
@@ -206,8 +228,12 @@ def _trial_template(spec: Mapping[str, Any], bad: Any) -> None:
         if name in declared or reference in references:
             bad(f"{where}.trialParameters[{i}]", "a name or reference given twice", p)
         if reference not in names and not reference.startswith("${trialSpec."):
-            bad(f"{where}.trialParameters[{i}].reference", "not a parameter of spec.parameters",
-                reference, " or ".join(sorted(map(str, names))))  # fmt: skip
+            bad(
+                f"{where}.trialParameters[{i}].reference",
+                "not a parameter of spec.parameters",
+                reference,
+                " or ".join(sorted(map(str, names))),
+            )
         declared.append(name)
         references.append(reference)
     trial_spec = template.get("trialSpec") or {}
@@ -215,16 +241,28 @@ def _trial_template(spec: Mapping[str, Any], bad: Any) -> None:
     used = set(PLACEHOLDER.findall(text))
     for name in declared:
         if name not in used:
-            bad(f"{where}.trialParameters", f"${{trialParameters.{name}}} is not in the trialSpec",
-                name, "every trial parameter used in the trialSpec")  # fmt: skip
+            bad(
+                f"{where}.trialParameters",
+                f"${{trialParameters.{name}}} is not in the trialSpec",
+                name,
+                "every trial parameter used in the trialSpec",
+            )
     for name in sorted(used - set(declared)):
         placeholder = f"${{trialParameters.{name}}}"
-        bad(f"{where}.trialSpec", "a placeholder no trial parameter fills", placeholder,
-            "a trialParameters entry for it")  # fmt: skip
+        bad(
+            f"{where}.trialSpec",
+            "a placeholder no trial parameter fills",
+            placeholder,
+            "a trialParameters entry for it",
+        )
     meta = trial_spec.get("metadata") or {}
     if meta.get("name") or meta.get("namespace"):
-        bad(f"{where}.trialSpec.metadata", "Katib names each trial's job itself", meta,
-            "no metadata.name or metadata.namespace")  # fmt: skip
+        bad(
+            f"{where}.trialSpec.metadata",
+            "Katib names each trial's job itself",
+            meta,
+            "no metadata.name or metadata.namespace",
+        )
     if not trial_spec.get("apiVersion") or not trial_spec.get("kind"):
         bad(f"{where}.trialSpec", "no apiVersion or kind", sorted(trial_spec), "both")
 

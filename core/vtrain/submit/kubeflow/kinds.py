@@ -93,6 +93,6 @@ KINDS: Mapping[str, Kind] = MappingProxyType(
                 # top of the PyTorchJob-style master variables.
                 sets=(MASTER_ADDR, WORKER_ADDRS),
             ),
-        )  # fmt: skip
+        )
     }
 )

@@ -51,9 +51,10 @@ def parse(document: Mapping[str, Any], *, source: str) -> Any:
         # (a list where a mapping belongs: AttributeError).
         said = " ".join(str(e).split())[:200]
         raise ConfigError(
-            f"not a valid {kind}: {type(e).__name__}: {said}", source=source,
+            f"not a valid {kind}: {type(e).__name__}: {said}",
+            source=source,
             expected=f"the fields of a {kind}, each of its type",
-        ) from None  # fmt: skip
+        ) from None
 
 
 def check(document: Mapping[str, Any], *, source: str) -> None:
@@ -66,9 +67,12 @@ def check(document: Mapping[str, Any], *, source: str) -> None:
         trial_spec = document["spec"]["trialTemplate"]["trialSpec"]
         if not isinstance(trial_spec, Mapping):
             raise ConfigError(
-                "not a job manifest", source=source, path="spec.trialTemplate.trialSpec",
-                value=trial_spec, expected="the TFJob, PyTorchJob or XGBoostJob each trial runs",
-            )  # fmt: skip
+                "not a job manifest",
+                source=source,
+                path="spec.trialTemplate.trialSpec",
+                value=trial_spec,
+                expected="the TFJob, PyTorchJob or XGBoostJob each trial runs",
+            )
         check(trial_spec, source=f"{source}: spec.trialTemplate.trialSpec")
         return
     job = parse(document, source=source)
@@ -82,15 +86,24 @@ def check(document: Mapping[str, Any], *, source: str) -> None:
     spec_of = document.get("spec")
     specs = (spec_of.get(field) if isinstance(spec_of, Mapping) else None) or {}
     if not isinstance(specs, Mapping):
-        raise ConfigError("not a mapping", source=source, path=f"spec.{field}", value=specs,
-                          expected="replica type -> replica spec")  # fmt: skip
+        raise ConfigError(
+            "not a mapping",
+            source=source,
+            path=f"spec.{field}",
+            value=specs,
+            expected="replica type -> replica spec",
+        )
     allowed = list(kind.replica_types.values())
     if not specs:
         problems.bad(f"spec.{field}", "no replicas", expected="at least one replica spec")
     for name in specs:
         if name not in allowed:
-            problems.bad(f"spec.{field}.{name}", f"not a {kind.name} replica type", name,
-                         " or ".join(allowed))  # fmt: skip
+            problems.bad(
+                f"spec.{field}.{name}",
+                f"not a {kind.name} replica type",
+                name,
+                " or ".join(allowed),
+            )
     for name, spec in specs.items():
         replica_spec_problems(spec, f"spec.{field}.{name}", problems)
     # What follows reads the replica specs: their shape must hold first.
@@ -102,18 +115,27 @@ def check(document: Mapping[str, Any], *, source: str) -> None:
         and not ((specs.get(worker) or {}).get("replicas", 0 if worker not in specs else 1))
     ):
         problems.bad(
-            f"spec.{field}.{ps}", "parameter servers serve workers, and the job has none",
+            f"spec.{field}.{ps}",
+            "parameter servers serve workers, and the job has none",
             expected=f"a {worker} replica spec with 1 or more replicas",
-        )  # fmt: skip
+        )
     for name, spec in specs.items():
         pod = spec["template"]["spec"]
         for label, value, expected in selector_problems(pod.get("nodeSelector") or {}):
-            problems.bad(f"spec.{field}.{name}.template.spec.nodeSelector.{label}",
-                         "no GKE node carries this", value, expected)  # fmt: skip
+            problems.bad(
+                f"spec.{field}.{name}.template.spec.nodeSelector.{label}",
+                "no GKE node carries this",
+                value,
+                expected,
+            )
     count = (specs.get(kind.chief) or {}).get("replicas", 1)
     if kind.chief in specs and count != 1:
-        problems.bad(f"spec.{field}.{kind.chief}.replicas",
-                     "the chief pool runs exactly one replica", count, "1")  # fmt: skip
+        problems.bad(
+            f"spec.{field}.{kind.chief}.replicas",
+            "the chief pool runs exactly one replica",
+            count,
+            "1",
+        )
     problems.raise_all()
 
 

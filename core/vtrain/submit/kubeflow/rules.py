@@ -55,9 +55,11 @@ def check(request: JobRequest, study: Study | None, problems: Problems) -> None:
     if study is not None:
         if request.trainjob is not None:
             problems.bad(
-                "--study", "Katib's trials here run a training-operator job, not a TrainJob",
-                request.study, "--framework NAME with --study, or no --study with --trainjob",
-            )  # fmt: skip
+                "--study",
+                "Katib's trials here run a training-operator job, not a TrainJob",
+                request.study,
+                "--framework NAME with --study, or no --study with --trainjob",
+            )
         problems.add(*katib.refusals(study, request.study or "--study"))
     problems.refuse("--project", request.project, "a Kubernetes job has no project")
     problems.refuse("--network", request.network, "set the network on the cluster")
@@ -67,9 +69,11 @@ def check(request: JobRequest, study: Study | None, problems: Problems) -> None:
     elif request.framework is None:
         names = " or ".join(declarations())
         problems.bad(
-            "--framework", "Kubeflow needs the job's kind", None,
+            "--framework",
+            "Kubeflow needs the job's kind",
+            None,
             f"{names}, or {TRAINJOB}" if names else TRAINJOB,
-        )  # fmt: skip
+        )
     else:
         _framework(request, problems)
 
@@ -106,18 +110,22 @@ def _framework(request: JobRequest, problems: Problems) -> None:
     if declared is None:
         others = " or ".join(declarations())
         problems.bad(
-            "--framework", f"the {name} plugin declares no Kubeflow job", name,
+            "--framework",
+            f"the {name} plugin declares no Kubeflow job",
+            name,
             f"a plugin that declares one: {others}" if others else "a plugin that declares one",
             hint="--trainjob RUNTIME runs the job on a Trainer v2 runtime instead, "
             "or give the plugin a `kubeflow = KubeflowJob(kind)`",
-        )  # fmt: skip
+        )
         return
     kind = KINDS.get(declared.kind)
     if kind is None:
         problems.bad(
-            "--framework", f"the {name} plugin declares a job kind the training operator does "
-            "not run", declared.kind, " or ".join(KINDS),
-        )  # fmt: skip
+            "--framework",
+            f"the {name} plugin declares a job kind the training operator does not run",
+            declared.kind,
+            " or ".join(KINDS),
+        )
         return
     given = counts(request)
     if PS in kind.replica_types:
@@ -125,9 +133,12 @@ def _framework(request: JobRequest, problems: Problems) -> None:
     for role, flag in COUNT_FLAGS.items():
         if given[role] > 0 and role not in kind.replica_types:
             problems.bad(
-                flag, f"a {name} job has {kind.has} only", given[role],
-                f"0 with --framework {name}", hint=_roles_hint(role),
-            )  # fmt: skip
+                flag,
+                f"a {name} job has {kind.has} only",
+                given[role],
+                f"0 with --framework {name}",
+                hint=_roles_hint(role),
+            )
 
 
 def _roles_hint(role: str) -> str | None:
@@ -149,9 +160,11 @@ def _output_dir(value: str | None, problems: Problems) -> None:
         return
     if not (value.startswith("gs://") or value.startswith("/")):
         problems.bad(
-            "--output-dir", "not a Cloud Storage URI or a path in the pods", value,
+            "--output-dir",
+            "not a Cloud Storage URI or a path in the pods",
+            value,
             "gs://BUCKET/PATH or an absolute path on a mounted volume",
-        )  # fmt: skip
+        )
     elif value.startswith("gs://") and len(value) <= len("gs://"):
         problems.bad("--output-dir", "no bucket", value, "gs://BUCKET/PATH")
 
@@ -163,9 +176,12 @@ def _trainjob(request: JobRequest, problems: Problems) -> None:
         problems.bad("--trainjob", "not a runtime name", runtime, RUNTIME_SAYS)
     if request.framework:
         problems.bad(
-            "--framework", "a TrainJob's runtime decides the framework", request.framework,
-            "no --framework with --trainjob", hint=f"--trainjob {runtime} names the runtime",
-        )  # fmt: skip
+            "--framework",
+            "a TrainJob's runtime decides the framework",
+            request.framework,
+            "no --framework with --trainjob",
+            hint=f"--trainjob {runtime} names the runtime",
+        )
     why = "a TrainJob's nodes are all trainers"
     for flag, count in (("--ps", request.ps), ("--evaluators", request.evaluators)):
         if count:
@@ -180,9 +196,11 @@ def _trainjob(request: JobRequest, problems: Problems) -> None:
     ):
         if value is not None:
             problems.bad(
-                flag, "every node of a TrainJob runs the same trainer", value,
+                flag,
+                "every node of a TrainJob runs the same trainer",
+                value,
                 f"no {flag} with --trainjob; {all_nodes} sets it for all nodes",
-            )  # fmt: skip
+            )
 
 
 RULES = Rules(check=check, elsewhere=elsewhere, default_machine=None, labels=KUBERNETES_LABELS)

@@ -29,9 +29,11 @@ def submit(job: JobDocument, options: JobOptions | None, delivery: Delivery) -> 
     if not (len(namespace) <= MAX_LABEL and DNS_1123_LABEL.fullmatch(namespace)):
         # With --job the rules never saw it: the API server would answer with a bare 404.
         raise UsageError(
-            "not a Kubernetes namespace", source="--namespace", value=namespace,
+            "not a Kubernetes namespace",
+            source="--namespace",
+            value=namespace,
             expected="a DNS-1123 label: lowercase letters, digits and '-', at most 63",
-        )  # fmt: skip
+        )
     where = send(job, namespace=namespace, kubeconfig=delivery.kubeconfig, context=delivery.context)
     delivery.terminal.say(where)
     return 0
@@ -99,9 +101,10 @@ def _check_trainer(client: Any, api_client: Any, job: JobDocument) -> None:
     except client.ApiException as e:
         if e.status == 404:
             raise VtrainError(
-                f"the cluster has no {trainjob.CRD} CRD", source="vtrain submit kubeflow",
+                f"the cluster has no {trainjob.CRD} CRD",
+                source="vtrain submit kubeflow",
                 hint=f"install Kubeflow Trainer {trainjob.MINIMUM_TRAINER} or later",
-            ) from None  # fmt: skip
+            ) from None
         # Reading CRDs is often an administrator's right: say what was not checked, and go on.
         log.info(
             f"vtrain submit: note: cannot read the {trainjob.CRD} CRD ({e.status} {e.reason}); "

@@ -135,9 +135,11 @@ def parse(document: Mapping[str, Any], *, source: str) -> Any:
     if not runtime:
         # Checked here: the model's own error for a missing required field is pages long.
         raise ConfigError(
-            "missing", source=source, path="spec.runtimeRef.name",
+            "missing",
+            source=source,
+            path="spec.runtimeRef.name",
             expected="the ClusterTrainingRuntime to run on, e.g. torch-distributed",
-        )  # fmt: skip
+        )
     try:
         return m.TrainerV1alpha1TrainJob.from_dict(dict(document))
     except (ValueError, TypeError, AttributeError, OverflowError) as e:
@@ -151,14 +153,18 @@ def check(document: Mapping[str, Any], *, source: str) -> None:
     job = parse(document, source=source)
     problems = Problems(source, kind=ConfigError)
     round_trip_problems(
-        document, job.to_dict(), models="kubeflow_trainer_api", api_version=API_VERSION,
+        document,
+        job.to_dict(),
+        models="kubeflow_trainer_api",
+        api_version=API_VERSION,
         problems=problems,
-    )  # fmt: skip
+    )
     trainer = (document.get("spec") or {}).get("trainer")
     if isinstance(trainer, Mapping):
         command_problems(trainer, "spec.trainer", problems)
     nodes = job.spec.trainer.num_nodes if job.spec.trainer else None
     if nodes is not None and nodes < 1:
-        problems.bad("spec.trainer.numNodes", "a TrainJob runs at least one node", nodes,
-                     "1 or more")  # fmt: skip
+        problems.bad(
+            "spec.trainer.numNodes", "a TrainJob runs at least one node", nodes, "1 or more"
+        )
     problems.raise_all()

@@ -38,9 +38,10 @@ def parse(kind: str, document: Any, *, source: str) -> Any:
         message = message_class.from_json(json.dumps(document), ignore_unknown_fields=False)
     except (parse_error, ValueError, TypeError, OverflowError) as e:
         raise ConfigError(
-            f"not a valid {kind}: {str(e).splitlines()[0]}", source=source,
+            f"not a valid {kind}: {str(e).splitlines()[0]}",
+            source=source,
             hint="the SDK's aiplatform_v1 types refused it",
-        ) from None  # fmt: skip
+        ) from None
     spec_field = "job_spec" if kind == CUSTOM_JOB else "trial_job_spec"
     check_pools(getattr(message, spec_field), kind, source)
     return message
@@ -63,26 +64,31 @@ def check_pools(spec: Any, kind: str, source: str) -> None:
         )
     if pools and pools[0].replica_count != 1:
         bad(
-            f"{where}[0].replicaCount", "the primary pool (the chief) runs exactly one replica",
-            pools[0].replica_count, "1; put the other replicas in workerPoolSpecs[1]",
-        )  # fmt: skip
+            f"{where}[0].replicaCount",
+            "the primary pool (the chief) runs exactly one replica",
+            pools[0].replica_count,
+            "1; put the other replicas in workerPoolSpecs[1]",
+        )
     counts = [p.replica_count for p in pools]
     serves = (
         len(pools) > 2 and counts[2] and "reductionserver" not in pools[2].container_spec.image_uri
     )
     if serves and not (len(pools) > 1 and counts[1]):
         bad(
-            f"{where}[2].replicaCount", "parameter servers serve workers, and the job has none",
-            counts[2], f"{where}[1] with 1 or more workers",
-        )  # fmt: skip
+            f"{where}[2].replicaCount",
+            "parameter servers serve workers, and the job has none",
+            counts[2],
+            f"{where}[1] with 1 or more workers",
+        )
     for i, pool in enumerate(pools):
         machine = pool.machine_spec
         if machine.accelerator_count and not machine.accelerator_type:
             bad(
                 f"{where}[{i}].machineSpec.acceleratorCount",
-                "an accelerator count with no accelerator type", machine.accelerator_count,
+                "an accelerator count with no accelerator type",
+                machine.accelerator_count,
                 "acceleratorType beside it, e.g. NVIDIA_TESLA_T4",
-            )  # fmt: skip
+            )
         empty = not pool.replica_count and not pool.container_spec.image_uri
         if i and empty:
             continue
@@ -96,9 +102,11 @@ def check_pools(spec: Any, kind: str, source: str) -> None:
             for j, variable in enumerate(message.env):
                 if not _ENV_NAME.fullmatch(variable.name):
                     bad(
-                        f"{where}[{i}].{spec}.env[{j}].name", "not a variable name",
-                        variable.name or None, "a C identifier, as Vertex requires (e.g. MODE)",
-                    )  # fmt: skip
+                        f"{where}[{i}].{spec}.env[{j}].name",
+                        "not a variable name",
+                        variable.name or None,
+                        "a C identifier, as Vertex requires (e.g. MODE)",
+                    )
     problems.raise_all()
 
 
@@ -106,8 +114,12 @@ def _check_machine(machine: Any, path: str, bad: Callable[[str, str, Any, str], 
     """The machine is one Vertex trains on, and holds its accelerators (`machines.json`)."""
     if machine.accelerator_type and not hasattr(machine.accelerator_type, "name"):
         # Proto3 JSON takes any number for an enum; the SDK keeps one it does not know as int.
-        bad(f"{path}.acceleratorType", "not an accelerator type", int(machine.accelerator_type),
-            "a name such as NVIDIA_TESLA_T4")  # fmt: skip
+        bad(
+            f"{path}.acceleratorType",
+            "not an accelerator type",
+            int(machine.accelerator_type),
+            "a name such as NVIDIA_TESLA_T4",
+        )
         return
     if not machine.machine_type:
         return  # the service's default machine
@@ -128,9 +140,16 @@ def _has(document: Mapping[str, Any], *names: str) -> bool:
 def recognizes(document: Mapping[str, Any]) -> bool:
     """True for a CustomJob, a HyperparameterTuningJob or a bare CustomJobSpec."""
     return _has(
-        document, "jobSpec", "job_spec", "trialJobSpec", "trial_job_spec", "studySpec",
-        "study_spec", "workerPoolSpecs", "worker_pool_specs",
-    )  # fmt: skip
+        document,
+        "jobSpec",
+        "job_spec",
+        "trialJobSpec",
+        "trial_job_spec",
+        "studySpec",
+        "study_spec",
+        "workerPoolSpecs",
+        "worker_pool_specs",
+    )
 
 
 def load(document: dict[str, Any], source: str, name: str) -> JobDocument:

@@ -148,8 +148,13 @@ def check_machines(options: JobOptions) -> None:
         assert pool.machine_type is not None  # Vertex's rules give every pool a machine
         instead = machines.unknown(pool.machine_type)
         if instead is not None:
-            problems.bad(pool.machine_flag, "not a machine Vertex trains on", pool.machine_type,
-                         instead, hint)  # fmt: skip
+            problems.bad(
+                pool.machine_flag,
+                "not a machine Vertex trains on",
+                pool.machine_type,
+                instead,
+                hint,
+            )
             continue
         a = pool.accelerator
         found = machines.problem(pool.machine_type, a.type if a else None, a.count if a else 0)
@@ -166,8 +171,13 @@ def check_machines(options: JobOptions) -> None:
     if options.reduction_servers:
         instead = machines.unknown(options.reduction_machine_type)
         if instead is not None:
-            problems.bad("--reduction-server-machine-type", "not a machine Vertex trains on",
-                         options.reduction_machine_type, instead, hint)  # fmt: skip
+            problems.bad(
+                "--reduction-server-machine-type",
+                "not a machine Vertex trains on",
+                options.reduction_machine_type,
+                instead,
+                hint,
+            )
     problems.raise_all()
 
 
@@ -181,6 +191,8 @@ def check_scheduling(options: JobOptions) -> None:
         flag = "--spot" if options.scheduling == "SPOT" else "--flex-start"
         raise UsageError(
             "the installed aiplatform v1 discovery document has no such scheduling strategy",
-            source=flag, value=options.scheduling, expected="one of " + ", ".join(strategies),
+            source=flag,
+            value=options.scheduling,
+            expected="one of " + ", ".join(strategies),
             hint="upgrade google-api-python-client (the submit extra)",
-        )  # fmt: skip
+        )

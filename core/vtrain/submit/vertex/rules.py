@@ -28,10 +28,11 @@ def check(request: JobRequest, study: Study | None, problems: Problems) -> None:
     problems.cloud_storage(request.output_dir)
     if request.reduction_servers and request.ps:
         problems.bad(
-            "--reduction-servers", "Vertex's pool 2 holds parameter servers or a Reduction "
-            "Server, not both", {"ps": request.ps, "reduction_servers": request.reduction_servers},
+            "--reduction-servers",
+            "Vertex's pool 2 holds parameter servers or a Reduction Server, not both",
+            {"ps": request.ps, "reduction_servers": request.reduction_servers},
             "--ps or --reduction-servers",
-        )  # fmt: skip
+        )
     if request.reduction_servers < 0:
         problems.bad(
             "--reduction-servers", "cannot be negative", request.reduction_servers, "0 or more"
@@ -46,14 +47,18 @@ def _scheduling(request: JobRequest, problems: Problems) -> None:
     """--spot or --flex-start (one strategy per job); --max-wait only with --flex-start."""
     if request.spot and request.flex_start:
         problems.bad(
-            "--flex-start", "a job has one scheduling strategy", "--spot --flex-start",
+            "--flex-start",
+            "a job has one scheduling strategy",
+            "--spot --flex-start",
             "--spot or --flex-start",
-        )  # fmt: skip
+        )
     if request.max_wait is not None and not request.flex_start:
         problems.bad(
-            "--max-wait", "only a flex-start job waits for its machines", request.max_wait,
+            "--max-wait",
+            "only a flex-start job waits for its machines",
+            request.max_wait,
             "--flex-start beside --max-wait",
-        )  # fmt: skip
+        )
 
 
 def elsewhere(request: JobRequest, problems: Problems) -> None:
@@ -62,17 +67,20 @@ def elsewhere(request: JobRequest, problems: Problems) -> None:
         "--reduction-servers", request.reduction_servers, "only Vertex runs a Reduction Server"
     )
     problems.refuse(
-        "--restart-job-on-worker-restart", request.restart_job,
+        "--restart-job-on-worker-restart",
+        request.restart_job,
         "only Vertex restarts a whole job when one replica restarts",
-    )  # fmt: skip
+    )
     why = "only Vertex queues a job for its machines (scheduling strategy FLEX_START)"
     problems.refuse("--flex-start", request.flex_start, why)
     problems.refuse("--max-wait", request.max_wait, why)
     if request.python_package or request.python_module or request.executor_image:
         problems.bad(
-            "--python-package", "only Vertex runs pre-built containers", request.python_package,
+            "--python-package",
+            "only Vertex runs pre-built containers",
+            request.python_package,
             "vertex",
-        )  # fmt: skip
+        )
 
 
 def _python_package(request: JobRequest, problems: Problems) -> None:
@@ -84,23 +92,42 @@ def _python_package(request: JobRequest, problems: Problems) -> None:
     )
     if not (package or module or executor):
         return
-    for flag, value in (("--python-package", package), ("--python-module", module),
-                        ("--executor-image", executor)):  # fmt: skip
+    for flag, value in (
+        ("--python-package", package),
+        ("--python-module", module),
+        ("--executor-image", executor),
+    ):
         if not value:
-            problems.bad(flag, "missing", None, "--python-package, --python-module and "
-                         "--executor-image together")  # fmt: skip
+            problems.bad(
+                flag,
+                "missing",
+                None,
+                "--python-package, --python-module and --executor-image together",
+            )
     if request.image:
-        problems.bad("--image", "a pre-built container job runs --executor-image", request.image,
-                     "no --image with --python-package")  # fmt: skip
+        problems.bad(
+            "--image",
+            "a pre-built container job runs --executor-image",
+            request.image,
+            "no --image with --python-package",
+        )
     if request.command:
-        problems.bad("COMMAND", "the executor runs `python -m MODULE ARGS`", request.command[0],
-                     "-- --flag ... (the module's arguments only)")  # fmt: skip
+        problems.bad(
+            "COMMAND",
+            "the executor runs `python -m MODULE ARGS`",
+            request.command[0],
+            "-- --flag ... (the module's arguments only)",
+        )
     if not package or package.startswith("gs://"):
         return
     staging = request.staging
     if not staging or not staging.startswith("gs://"):
-        problems.bad("--staging", "a local package must be staged to Cloud Storage", staging,
-                     "gs://BUCKET/PATH")  # fmt: skip
+        problems.bad(
+            "--staging",
+            "a local package must be staged to Cloud Storage",
+            staging,
+            "gs://BUCKET/PATH",
+        )
         return
     # Built now, once: a package that does not build is refused before anything is sent,
     # and the URI the render shows is the one a real submit uploads.

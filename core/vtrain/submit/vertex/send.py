@@ -89,10 +89,11 @@ def client(region: str, endpoint: str | None) -> Any:
         return api.JobServiceClient(client_options={"api_endpoint": endpoint})
     except sdk.credentials_error():
         raise VtrainError(
-            "no Application Default Credentials", source="vtrain submit vertex",
+            "no Application Default Credentials",
+            source="vtrain submit vertex",
             hint="run `gcloud auth application-default login`, or set "
             "GOOGLE_APPLICATION_CREDENTIALS to a service account key file",
-        ) from None  # fmt: skip
+        ) from None
 
 
 def send(job: JobDocument, *, project: str, region: str, endpoint: str | None = None) -> SentJob:

@@ -46,13 +46,19 @@ def tree_digest(root: str) -> str:
 def _source(package_dir: str) -> str:
     root = os.path.abspath(package_dir)
     if not os.path.isdir(root):
-        raise UsageError("not a folder", source="--python-package", value=package_dir,
-                         expected="the package's source folder, or a gs:// URI")  # fmt: skip
+        raise UsageError(
+            "not a folder",
+            source="--python-package",
+            value=package_dir,
+            expected="the package's source folder, or a gs:// URI",
+        )
     if not any(os.path.exists(os.path.join(root, f)) for f in ("pyproject.toml", "setup.py")):
         raise ConfigError(
-            "no pyproject.toml or setup.py", source="--python-package", value=package_dir,
+            "no pyproject.toml or setup.py",
+            source="--python-package",
+            value=package_dir,
             expected="a folder pip can install",
-        )  # fmt: skip
+        )
     return root
 
 
@@ -78,9 +84,10 @@ def _build(root: str, digest: str) -> tuple[str, bytes]:
         except (build.BuildException, build.BuildBackendException, build.FailedProcessError) as e:
             raise ConfigError(
                 f"the package's build backend failed: {_last_line(e)}",
-                source="--python-package", value=root,
+                source="--python-package",
+                value=root,
                 hint="`python -m build --sdist` in that folder shows the whole error",
-            ) from None  # fmt: skip
+            ) from None
         with open(path, "rb") as f:
             return os.path.basename(path), f.read()
 
@@ -121,11 +128,12 @@ def _install(env: Any, requirements: Any, what: str, root: str) -> None:
         raise ConfigError(
             f"cannot install the package's build requirement {failed} ({what}): "
             f"{errors[-1] if errors else f'pip exited with {e.returncode}'}",
-            source="--python-package", value=root,
+            source="--python-package",
+            value=root,
             expected="requirements pip can install from this machine's package index",
             hint="install the backend and its requirements here (the build then needs no "
             "isolated environment), or fix the requirement in pyproject.toml",
-        ) from None  # fmt: skip
+        ) from None
 
 
 def _last_line(error: Exception) -> str:
@@ -158,7 +166,9 @@ def stage(package_dir: str, staging: str) -> str:
         )
     except Exception as e:  # the client raises many kinds; each one means "not staged"
         raise StorageError(
-            f"cannot stage the package: {type(e).__name__}", source="--staging", value=staging,
+            f"cannot stage the package: {type(e).__name__}",
+            source="--staging",
+            value=staging,
             expected="a bucket you can write to",
-        ) from None  # fmt: skip
+        ) from None
     return uri

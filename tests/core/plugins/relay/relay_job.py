@@ -24,9 +24,20 @@ with vtrain.plugins.get("relay").configure() as handle:
     vtrain.CheckpointManager().save(1, {"writer": f"{handle.role}-{handle.info.index}".encode()})
     child = subprocess.run(
         [sys.executable, "-c", "import vtrain; print(vtrain.CheckpointManager().is_leader)"],
-        capture_output=True, text=True, check=True,
-    )  # fmt: skip
-    print("relay " + json.dumps({
-        "is_leader": handle.is_leader, "reported": reported, "waited": handle.waited,
-        "child_is_leader": child.stdout.strip() == "True", "total": total,
-    }), flush=True)  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    print(
+        "relay "
+        + json.dumps(
+            {
+                "is_leader": handle.is_leader,
+                "reported": reported,
+                "waited": handle.waited,
+                "child_is_leader": child.stdout.strip() == "True",
+                "total": total,
+            }
+        ),
+        flush=True,
+    )
