@@ -6,10 +6,17 @@ raises or redirects all of vtrain with the standard `logging` configuration.
 
 Until the program configures logging itself, the `vtrain` logger shows its records at
 INFO and above on stderr, as they are written (the lines vtrain printed before it
-spoke through `logging`). Once the root logger has a handler (`logging.basicConfig`,
-`dictConfig`), that default steps aside and the records reach the program's handlers
-instead; `logging.getLogger("vtrain").setLevel(logging.WARNING)` quiets vtrain's notes,
-`.propagate = False` with a handler of one's own redirects them.
+spoke through `logging`). Once the program gives the root logger a handler of its own
+(`logging.basicConfig(format=...)`, `dictConfig`), the records go there instead, as
+propagated records would; a handler the program adds to the `vtrain` logger itself
+takes them alone. `logging.getLogger("vtrain").setLevel(logging.WARNING)` quiets vtrain's
+notes.
+
+Why not plain propagation: a library that calls `logging.info(...)` before anything is
+configured makes Python configure the root itself (`basicConfig()`, `BASIC_FORMAT` on
+stderr), and TensorFlow's strategies do. That is nobody's choice, and under it every
+vtrain line would read `INFO:vtrain.plugins.handle:vtrain: resumed …`; such a handler is
+not counted as the program's.
 """
 
 from __future__ import annotations
@@ -44,21 +51,45 @@ class StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
 
 
 class _DefaultHandler(StderrHandler):
-    """vtrain's lines on stderr while the program has not configured logging itself."""
+    """vtrain's records: to the program's handlers where it has configured logging, else on
+    stderr as plain lines; nowhere while a command's console or the program's own handler on
+    the `vtrain` logger takes them."""
 
-    def filter(self, record: logging.LogRecord) -> bool:
-        # The program's own handlers on the root: it has chosen where lines go.
-        return default_handler_active() and bool(super().filter(record))
+    def handle(self, record: logging.LogRecord) -> bool:
+        top = logging.getLogger(ROOT)
+        if _consoles or any(h is not self for h in top.handlers) or top.propagate:
+            return False  # the console, the program's handler, or propagation delivers it
+        if configured():
+            logging.getLogger().callHandlers(record)  # as propagation to the root would
+            return True
+        return bool(super().handle(record))
 
 
 _consoles: list[logging.Handler] = []
 """The console handlers installed now (`console`): while one is, the default steps aside."""
 
 
+def _is_implicit(handler: logging.Handler) -> bool:
+    """True for the handler Python's own `basicConfig()` makes unasked: stderr, BASIC_FORMAT."""
+    formatter = handler.formatter
+    return (
+        type(handler) is logging.StreamHandler
+        and getattr(handler, "stream", None) in (sys.stderr, sys.__stderr__)
+        and formatter is not None
+        and formatter._fmt == logging.BASIC_FORMAT
+    )
+
+
+def configured() -> bool:
+    """True when the program has given the root logger a handler of its own."""
+    return any(not _is_implicit(h) for h in logging.getLogger().handlers)
+
+
 def _root() -> logging.Logger:
     top = logging.getLogger(ROOT)
     if not any(isinstance(h, _DefaultHandler) for h in top.handlers):
         top.addHandler(_DefaultHandler())
+        top.propagate = False  # the default handler forwards to the root's, where it should
         if top.level == logging.NOTSET:
             top.setLevel(logging.INFO)
     return top
@@ -75,9 +106,11 @@ def logger(name: str = ROOT) -> logging.Logger:
 
 
 def default_handler_active() -> bool:
-    """True while vtrain's own stderr handler shows its records: logging not configured by
-    the program, and no command line's console installed."""
-    return not _consoles and not logging.getLogger().handlers
+    """True while vtrain's own stderr handler shows its records as plain lines."""
+    top = logging.getLogger(ROOT)
+    return not (_consoles or configured() or top.propagate) and all(
+        isinstance(h, _DefaultHandler) for h in top.handlers
+    )
 
 
 class console:  # noqa: N801 - used as a function: `with console():`
@@ -90,7 +123,7 @@ class console:  # noqa: N801 - used as a function: `with console():`
 
     def __init__(self) -> None:
         self._handler: logging.Handler | None = None
-        self._propagate = True
+        self._propagate = False
 
     def __enter__(self) -> None:
         top = _root()

@@ -90,7 +90,7 @@ def main() -> None:
             optimizer.step()
             step += 1
             if step % args.checkpoint_every == 0 or step == args.steps:
-                handle.save_checkpoint(step, model, optimizer)  # the leader, in the background
+                handle.save_checkpoint(step, model, optimizer)  # every trainer; the leader commits
             time.sleep(args.step_delay)
             if step >= args.steps:
                 break

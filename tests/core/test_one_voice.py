@@ -60,6 +60,12 @@ def _run(setup: str) -> subprocess.CompletedProcess[str]:
             id="redirected by the program's own configuration",
         ),
         pytest.param(
+            'logging.info("a library logs before anything is configured")',
+            "vtrain: a note\nvtrain: a warning\n",
+            "",
+            id="plain lines after Python configured the root unasked",
+        ),
+        pytest.param(
             "class Mine(logging.Handler):\n"
             "    def emit(self, record): print('mine:', record.name, record.getMessage())\n"
             'top = logging.getLogger("vtrain"); top.addHandler(Mine()); top.propagate = False\n'
