@@ -62,6 +62,7 @@ def main() -> None:
         return json.dumps(np.concatenate([w.reshape(-1) for w in model.get_weights()]).tolist())
 
     initial_epoch = handle.resume(model, filepath=args.plain).done
+    print(f"initial epoch {initial_epoch}")  # every replica's; the leader logs the resume too
     print(f"replicas {handle.num_replicas_in_sync}")
     print(f"start weights {weights()}", flush=True)
     epoch_now = [0]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from cluster_run import local_run
-from test_keras_resume import JOB, final, printed, resumed_at
+from test_keras_resume import JOB, final, printed, resumed_at, started_at
 
 # Epochs 1-2 (8 batches each), 3 batches into epoch 3, the hold; the save is one batch on.
 COMMITTED = 20
@@ -44,9 +44,10 @@ def test_a_preempted_replica_commits_with_every_worker_and_the_job_resumes(
         (committed,) = printed(run.logs[replica], "vtrain: preempted (SIGTERM): committed step")
         assert committed.startswith(f"{COMMITTED} (epoch 3, with every worker)")
         # Epoch 3 starts over from the state 4 batches into it: Adam counted those.
-        assert resumed_at(run.logs[replica]) == 2
+        assert started_at(run.logs[replica]) == 2
         assert final(run.logs[replica])[1] == 6 * 8 + 4
     assert final(run.logs["chief-0"]) == final(run.logs["worker-0"])
+    assert resumed_at(run.logs["chief-0"]) == 2  # the leader's one resume line
     (line,) = printed(run.logs[name], "vtrain: preempted (SIGTERM): committed step")
     (seconds,) = re.findall(r", ([\d.]+) s after the signal", line)
     print(f"\n{name}: SIGTERM -> commit {seconds} s (with every worker)")

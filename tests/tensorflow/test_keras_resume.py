@@ -46,6 +46,11 @@ def weights_by_epoch(output: str) -> dict[int, list[float]]:
     return {int(epoch): json.loads(weights) for epoch, weights in found}
 
 
+def started_at(output: str) -> int:
+    """`fit`'s initial_epoch in the replica's last life, as the job printed it (every replica)."""
+    return int(printed(output, "initial epoch")[-1])
+
+
 def resumed_at(said: str) -> int:
     """`done` (fit's initial_epoch) of the core's one resume line, in what vtrain said (stderr)."""
     (line,) = printed(said, "vtrain: resumed from")
@@ -122,7 +127,9 @@ def test_multi_worker_job_restarted_after_the_chief_is_killed_ends_as_an_uninter
     assert "job restart 1 of" in run.output
     before, _, after = run.logs["chief-0"].partition("sending SIGKILL to chief-0")
     assert "holding at (2, 3)" in before, "the kill must land while the chief holds"
+    # The leader logs the one resume line; every replica resumed from the same epoch.
+    assert resumed_at(run.logs["chief-0"]) == 2, run.logs["chief-0"][-3000:]
     for replica in ("chief-0", "worker-0"):
-        assert resumed_at(run.logs[replica]) == 2, run.logs[replica][-3000:]
+        assert started_at(run.logs[replica]) == 2, run.logs[replica][-3000:]
         assert final(run.logs[replica]) == final(whole.logs["chief-0"])
     assert printed(after, "replicas") == ["2"]
