@@ -105,14 +105,6 @@ def logger(name: str = ROOT) -> logging.Logger:
     return logging.getLogger(name)
 
 
-def default_handler_active() -> bool:
-    """True while vtrain's own stderr handler shows its records as plain lines."""
-    top = logging.getLogger(ROOT)
-    return not (_consoles or configured() or top.propagate) and all(
-        isinstance(h, _DefaultHandler) for h in top.handlers
-    )
-
-
 class console:  # noqa: N801 - used as a function: `with console():`
     """While a command runs, vtrain's records go to its console (stderr) and nowhere else.
 
