@@ -91,11 +91,9 @@ def _calls(path: Path) -> list[str]:
         f = node.func
         if isinstance(f, ast.Name) and f.id == "print" and path not in PRINTS:
             found.append(f"{path.relative_to(REPO)}:{node.lineno}: print")
-        if (
-            isinstance(f, ast.Attribute)
-            and f.attr == "warn"
-            and getattr(f.value, "id", "") in ("warnings",)
-        ):
+        # warnings.warn(...), and warn(...) after `from warnings import warn`.
+        attribute = isinstance(f, ast.Attribute) and getattr(f.value, "id", "") == "warnings"
+        if (attribute and f.attr == "warn") or (isinstance(f, ast.Name) and f.id == "warn"):
             found.append(f"{path.relative_to(REPO)}:{node.lineno}: warnings.warn")
     return found
 

@@ -65,6 +65,20 @@ def test_resume_says_how_many_epochs_were_done_and_where_from(tmp_path: Path, aw
     assert not away.exists()
 
 
+def test_resume_takes_the_trainer_by_keyword_too_and_refuses_other_keywords(
+    tmp_path: Path, away: Path
+) -> None:
+    env = environment(tmp_path)
+    with configure(env) as handle:
+        net, trainer = net_and_trainer(handle, 0.5)
+        handle.save_checkpoint(3, net, trainer, blocking=True)
+        other, other_trainer = net_and_trainer(handle, 0.0)
+        resumed = handle.resume(other, trainer=other_trainer)
+        with pytest.raises(UsageError, match="resume: takes no keywords"):
+            handle.resume(other, optimizer=other_trainer)
+    assert resumed.done == 3 and np.allclose(other.weight.data().asnumpy(), 0.5)
+
+
 @pytest.mark.parametrize("hybridized", [False, True])
 def test_save_model_writes_the_params_and_a_hybridized_nets_export(
     hybridized: bool, tmp_path: Path, away: Path

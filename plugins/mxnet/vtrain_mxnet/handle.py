@@ -216,21 +216,17 @@ class MXNetHandle(Handle):
         net, trainer = _net_and_trainer(objects, "save_checkpoint")
         return writer(step, net, trainer, extra, position)
 
-    def _read_state(
-        self, checkpoint: Checkpoint, objects: tuple[Any, ...], **options: Any
-    ) -> Resumed:
+    def _resume(self, *objects: Any, **options: Any) -> Resumed:
+        """`resume(net, trainer)`, or `resume(net, trainer=trainer)` as MXNet's handle always
+        took it; any other keyword is refused by the core's."""
+        if "trainer" in options:
+            objects = (*objects, options.pop("trainer"))
+        return super()._resume(*objects, **options)
+
+    def _read_state(self, checkpoint: Checkpoint, objects: tuple[Any, ...]) -> Resumed:
         """Load a committed step into the net and trainer; `done`: the step it was saved as."""
         from vtrain_mxnet.state import read
 
-        if "trainer" in options:
-            objects = (*objects, options.pop("trainer"))
-        if options:
-            raise UsageError(
-                "unknown option",
-                source="MXNetHandle.resume",
-                value=sorted(options),
-                expected="resume(net) or resume(net, trainer)",
-            )
         net, trainer = _net_and_trainer(objects, "resume")
         return read(checkpoint, net, trainer)
 
