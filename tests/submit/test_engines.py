@@ -33,7 +33,6 @@ def test_each_engine_is_the_engine_its_folder_exports() -> None:
         assert engine.name == name
         assert importlib.import_module(f"vtrain.submit.{name}").ENGINE is engine
         assert (SUBMIT / name / "__init__.py").is_file()
-    assert dict(engines.RULES) == {name: e.rules for name, e in engines.ENGINES.items()}
 
 
 def _imported(path: Path) -> Iterator[tuple[str, int]]:
