@@ -1,0 +1,31 @@
+"""The verdict's checks, one module each, over what the rehearsal saw (`Evidence`).
+
+Each check returns its findings (`vtrain.local.verdict.CHECKS` orders them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from vtrain.local.checks.args import args
+from vtrain.local.checks.leader import leader
+from vtrain.local.checks.local_disk import local_disk
+from vtrain.local.checks.loopback import loopback
+from vtrain.local.checks.metric import metric
+from vtrain.local.checks.resume import resume
+from vtrain.local.evidence import Evidence
+from vtrain.local.verdict import Finding, Verdict
+
+CHECKERS: tuple[Callable[[Evidence], list[Finding]], ...] = (
+    local_disk,
+    loopback,
+    leader,
+    metric,
+    resume,
+    args,
+)
+
+
+def judge(ev: Evidence, notes: tuple[str, ...] = ()) -> Verdict:
+    """Every check's findings over `ev`."""
+    return Verdict(tuple(f for check in CHECKERS for f in check(ev)), notes)
