@@ -27,6 +27,13 @@ class Run:
         self.head: list[str] = []
         self.tail: list[str] = []
         self.written: list[str] = []
+        self.started = 0.0
+        """time.time() as it started."""
+        self.pid: int | None = None
+        """Its process's pid once started (the watcher attributes writes through it)."""
+        self.seen: list[tuple[str, str]] = []
+        """What the watcher (`vtrain.local.watch`) saw it do, whatever wrote: ``("write", PATH)``
+        for a file written or renamed into place, ``("open", PATH)`` for one it opened."""
 
     def probed(self) -> list[tuple[str, str]]:
         """The probe's (kind, value) lines: ``("write", PATH)``, ``("bind", HOST:PORT)``..."""
@@ -35,7 +42,8 @@ class Run:
                 lines = f.read().splitlines()
         except OSError:
             return []
-        return [tuple(line.split("\t", 1)) for line in lines if "\t" in line]  # type: ignore[misc]
+        probed = [tuple(line.split("\t", 1)) for line in lines if "\t" in line]
+        return probed + self.seen  # type: ignore[return-value]
 
 
 class Evidence:
@@ -62,6 +70,17 @@ class Evidence:
         self.sockets: set[tuple[str, str, str, str]] = set()
         self.succeeded = False
         self.shared_disk = False
+        self.platform = "vertex"
+        self.no_model = False
+        """The job writes no model by design (--no-model): `leader` only watches for duplicates."""
+        self.kills: list[str] = []
+        """Each --kill of the plan, as given (``worker:0@30``)."""
+        self.fired: list[str] = []
+        """The --kills that were sent."""
+        self.not_checked: list[str] = []
+        """What this machine kept the rehearsal from checking (``not checked: ...`` lines)."""
+        self.not_rehearsed: list[str] = []
+        """What no local rehearsal can reproduce (accelerators, machine types...)."""
 
 
 def newest_checkpoint(folder: str) -> int | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import time
 
 from vtrain.errors import LaunchError
 from vtrain.local.disks import DISKS_FOLDER, Disks
@@ -61,6 +62,7 @@ class Runs:
             os.makedirs(folder, exist_ok=True)
         kill = after_kill if number else None
         run = Run(name, number, disk, os.path.join(folder, f"run-{number}.record"), kill)
+        run.started = time.time()
         if kill is not None:
             run.committed = newest_checkpoint(self._evidence.checkpoint_dir)
         with contextlib.suppress(FileNotFoundError):
