@@ -33,7 +33,8 @@ class Run:
         """Its process's pid once started (the watcher attributes writes through it)."""
         self.seen: list[tuple[str, str]] = []
         """What the watcher (`vtrain.local.watch`) saw it do, whatever wrote: ``("write", PATH)``
-        for a file written or renamed into place, ``("open", PATH)`` for one it opened."""
+        for a file written or renamed into place, ``("read", PATH)`` for one it opened only to
+        read (once closed)."""
 
     def probed(self) -> list[tuple[str, str]]:
         """The probe's (kind, value) lines: ``("write", PATH)``, ``("bind", HOST:PORT)``..."""
@@ -79,6 +80,10 @@ class Evidence:
         """The --kills that were sent."""
         self.not_checked: list[str] = []
         """What this machine kept the rehearsal from checking (``not checked: ...`` lines)."""
+        self.trial_dir = ""
+        """The trial's folder under --output-dir (its disks, logs, records)."""
+        self.shared: list[str] = []
+        """More shared places than the AIP_* folders and /gcs (a stand-in's view of a bucket)."""
         self.not_rehearsed: list[str] = []
         """What no local rehearsal can reproduce (accelerators, machine types...)."""
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import tempfile
 import time
 
 from vtrain.errors import LaunchError
@@ -22,6 +23,7 @@ from vtrain.os_hints import hint_for
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from vtrain.local.streams import Stream
+    from vtrain.local.watch import Watcher
 
 PROBE_FOLDER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "probe")
 
@@ -32,9 +34,38 @@ class Runs:
     def __init__(self, evidence: Evidence, disks: Disks | None, trial_dir: str, output_dir: str):
         """`disks`: a disk of its own for each run (None: every run in vtrain's folder)."""
         self._evidence = evidence
+        evidence.trial_dir = trial_dir
         self._disks = disks
         self._trial_dir = trial_dir
         self._output_dir = output_dir
+        self._watcher: Watcher | None = None
+
+    def watch(self, keeper: int) -> None:
+        """See what every run writes and opens, whatever does it (`vtrain.local.watch`): the
+        runs are the descendants of the keeper `keeper`."""
+        if self._disks is None:
+            return  # --shared-disk: nothing is any one replica's, local-disk is not checked
+        from vtrain.local.watch import NOT_SEEN, Watcher  # only for a rehearsal with disks
+
+        places = [self._trial_dir, os.getcwd(), tempfile.gettempdir(), os.path.expanduser("~")]
+        found = Watcher.start([p for p in places if os.path.isdir(p)], keeper)
+        if isinstance(found, str):
+            self._evidence.not_checked.append(f"{NOT_SEEN}: {found}")
+        else:
+            self._watcher = found
+
+    def started(self, runs: list[Run], pid: int) -> None:
+        """The last of `runs` started as process `pid`."""
+        if runs:
+            runs[-1].pid = pid
+            if self._watcher is not None:
+                self._watcher.started(pid, runs[-1])
+
+    def unwatch(self) -> None:
+        """Once every run has ended: the last of what they did, then no more watching."""
+        if self._watcher is not None:
+            self._evidence.not_checked.extend(self._watcher.stop())
+            self._watcher = None
 
     def new(
         self, name: str, runs: list[Run], env: dict[str, str], after_kill: str | None

@@ -89,6 +89,8 @@ class Supervisor:
         except OSError as e:  # a process or descriptor limit
             raise no_keeper(self._plan, e) from None
         self._sel.register(self._keeper.fileno(), selectors.EVENT_READ, "keeper")
+        if self._runs is not None:
+            self._runs.watch(self._keeper.pid)
         sampler = Sampler(self._leaders) if evidence is not None else None
         restore = self._interrupts.catch()
         try:
@@ -122,6 +124,8 @@ class Supervisor:
             self._sel.unregister(self._keeper.fileno())
             self._keeper.close()  # and what escaped the replicas' groups goes with it
             self._streams.drain()
+            if self._runs is not None:
+                self._runs.unwatch()
             if sampler is not None and evidence is not None:
                 sampler.stop()
                 evidence.sockets |= sampler.found
@@ -171,6 +175,8 @@ class Supervisor:
                 failed = failed or proc
                 continue
             slot.begin(proc, self._streams.open(proc.output, slot.name))
+            if self._runs is not None:
+                self._runs.started(slot.runs, proc.pid)
         if failed is not None:
             raise failed
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 import re
 
-from vtrain.local.evidence import Run
+from vtrain.local.disks import DISKS_FOLDER
+from vtrain.local.evidence import Evidence, Run
 
 SHARED = "a shared place (AIP_MODEL_DIR, AIP_CHECKPOINT_DIR, /gcs/ or gs://)"
 # What a model or a checkpoint is saved as, by the frameworks vtrain runs.
@@ -29,14 +30,33 @@ _MODEL_SUFFIXES = frozenset(
 )
 _MODEL_WORDS = re.compile(r"checkpoint|ckpt|saved_model", re.IGNORECASE)
 # Caches a framework fills by itself (downloaded weights, compiled kernels): not the job's.
-_CACHES = ("home/.cache/", "home/.keras/", "home/.nv/", "home/.triton/")
+_CACHES = frozenset({".cache", ".keras", ".nv", ".triton", "__pycache__"})
 
 
 def model_like(path: str) -> bool:
-    if path.startswith(_CACHES) or "__pycache__" in path:
+    if _CACHES.intersection(path.split(os.sep)):
         return False
     base = os.path.basename(path)
     return os.path.splitext(base)[1].lower() in _MODEL_SUFFIXES or bool(_MODEL_WORDS.search(path))
+
+
+def where(ev: Evidence, path: str) -> str:
+    """What `path` is on the platform: ``shared`` (seen by every replica, outlives them),
+    ``vtrain`` (the rehearsal's own files), ``disk`` (a run's disk here) or ``local`` (any
+    other path: the replica's machine's own, although here it is the host's)."""
+    base = os.path.dirname(ev.model_dir)
+    shared = (ev.model_dir, ev.checkpoint_dir, os.path.join(base, "logs"), "/gcs", *ev.shared)
+    if any(_below(path, place) for place in shared):
+        return "shared"
+    if ev.trial_dir and _below(path, os.path.join(ev.trial_dir, DISKS_FOLDER)):
+        return "vtrain" if os.path.basename(path).endswith(".record") else "disk"
+    if ev.trial_dir and _below(path, ev.trial_dir):
+        return "vtrain"
+    return "local"
+
+
+def _below(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(os.path.join(folder, ""))
 
 
 def relative(run: Run, path: str) -> str | None:
