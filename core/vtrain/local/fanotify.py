@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import ctypes.util
 import os
 import struct
 from collections.abc import Iterable
@@ -50,7 +49,8 @@ class Fanotify:
         """Watch every filesystem that holds one of `paths`; or why this machine does not
         let us (a line for the verdict's ``not checked``)."""
         try:
-            libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+            # The process's own symbols: libc is loaded; find_library would run ldconfig.
+            libc = ctypes.CDLL(None, use_errno=True)
             init, mark = libc.fanotify_init, libc.fanotify_mark
         except (OSError, AttributeError):
             return "this system has no fanotify (it is Linux's)"

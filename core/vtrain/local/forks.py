@@ -10,9 +10,10 @@ pid a write names, however short-lived.
 
 from __future__ import annotations
 
+# `socket` turns its constants into enums as it is imported (ms): the C module has all we need.
+import _socket
 import contextlib
 import os
-import socket
 import struct
 from collections.abc import Callable, Container
 
@@ -29,7 +30,7 @@ _EVENT = struct.Struct("=II Q IIII")  # what, cpu, timestamp, parent pid, parent
 class Forks:
     """The parent of each process forked since `open()`; `parent(pid)` after `update()`."""
 
-    def __init__(self, sock: socket.socket) -> None:
+    def __init__(self, sock: _socket.socket) -> None:
         self._sock = sock
         self._parents: dict[int, int] = {}
         self.lost = False
@@ -39,12 +40,12 @@ class Forks:
     def open(cls) -> Forks | None:
         """Listen to the kernel's forks, or None where this machine does not let us."""
         try:
-            sock = socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, _NETLINK_CONNECTOR)
+            sock = _socket.socket(_socket.AF_NETLINK, _socket.SOCK_DGRAM, _NETLINK_CONNECTOR)
         except (OSError, AttributeError):  # not Linux, or no netlink in this sandbox
             return None
         try:
             sock.bind((0, _CN_IDX_PROC))
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+            sock.setsockopt(_socket.SOL_SOCKET, _socket.SO_RCVBUF, 4 << 20)
             op = struct.pack("=I", _PROC_CN_MCAST_LISTEN)
             cn = struct.pack("=IIIIHH", _CN_IDX_PROC, _CN_VAL_PROC, 0, 0, len(op), 0) + op
             sock.send(struct.pack("=IHHII", 16 + len(cn), _NLMSG_DONE, 0, 0, 0) + cn)

@@ -102,17 +102,20 @@ class Watcher:
         poll.register(self._wake_r, select.POLLIN)
         while True:
             ready = {fd for fd, _ in poll.poll()}
-            self._drain()
+            if self._fan.fileno() in ready:
+                self._drain()
             if self._wake_r in ready:
                 # Events of the last runs' last moments are queued already: read them all.
                 os.set_blocking(self._fan.fileno(), False)
-                self._drain()
+                while self._drain():
+                    pass
                 return
 
-    def _drain(self) -> None:
+    def _drain(self) -> bool:
+        """Handle one read's events; False when there were none."""
         events = self._fan.read()
         if not events:
-            return
+            return False
         # A pid in an event was forked before it: its fork is in the connector's queue now.
         self._forks.update()
         with self._lock:
@@ -129,6 +132,7 @@ class Watcher:
                     self._note(owner, "write", path)
                 if mask & READ:
                     self._note(owner, "read", path)
+        return True
 
     def _below_keeper(self, pid: int) -> int | None:
         """The keeper's child that `pid` descends from: a replica process."""
