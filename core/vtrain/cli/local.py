@@ -45,8 +45,11 @@ of a killed replica are expected to fail too, and restart. A job that
 succeeds ends with where its model, checkpoints and logs are. A replica whose
 script refuses its arguments (a usage error, exit status 2) is not restarted.
 The rehearsal ends with its verdict: "verdict: ready to submit", or "verdict:
-not ready: N findings" and a line each (checks: local-disk, loopback, leader,
-metric, resume, args).
+not ready: N findings" and a line each (checks: job, kill, local-disk, loopback,
+leader, metric, resume, args); a job that did not succeed, or a --kill that
+never fired, is a finding. Then a line for each thing it could not check here
+("not checked: ...") and each no rehearsal on one machine reproduces ("not
+rehearsed: ...": accelerators, machine types, the network's speed, NCCL).
 """
 
 
@@ -144,10 +147,16 @@ def add_parser(subparsers: Any) -> None:
         help="run every replica in this folder with one HOME and TMPDIR (no disk of its own)",
     )
     run.add_argument(
+        "--no-model",
+        action="store_true",
+        help="the job writes no model by design: the verdict then does not expect one in "
+        "AIP_MODEL_DIR (it still finds a model written by more than one replica)",
+    )
+    run.add_argument(
         "--verdict-json",
         metavar="PATH",
         help='also write the verdict here: {"ready": bool, "findings": [{"check", "replica", '
-        '"detail"}...]}',
+        '"detail"}...], "notes", "not_checked", "not_rehearsed": [...]}',
     )
     # Not `command`: the top-level parser keeps the sub-command's name there.
     run.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS...]")
@@ -189,7 +198,7 @@ def _run(args: argparse.Namespace) -> int:
     try:
         # What a replica orphans comes back to us, and goes with the job.
         with reaping(), console_notes():
-            result = run_job(plan)
+            result = run_job(plan, no_model=args.no_model)
             status = result.status
     except OSError as e:
         # A descriptor limit can strike at any pipe, socket or file the launcher opens;
@@ -207,7 +216,7 @@ def _run(args: argparse.Namespace) -> int:
             if args.verdict_json:
                 _write_verdict(args.verdict_json, result.verdict.to_json())
             if args.job is not None:
-                _on_record(args.job, result.verdict)
+                _on_record(args.job, result.verdict, no_model=args.no_model)
         sys.stdout.flush()
     except OSError:
         # Whoever read our output left (`| head`): let the interpreter's last flush go
@@ -282,13 +291,13 @@ def _resuming(folder: str, role_env: Any) -> dict[str, dict[str, str]]:
     return {role: {**given.get(role, {}), RESUME_FROM: where} for role in LOCAL_ROLES}
 
 
-def _on_record(job: str, verdict: Any) -> None:
+def _on_record(job: str, verdict: Any, *, no_model: bool) -> None:
     """Record the verdict of the document `job` for `vtrain submit`; a failure only says so."""
     from vtrain.local.on_record import record
     from vtrain.submit.job_file import read_job
 
     try:
-        record(read_job(job).document, verdict)
+        record(read_job(job).document, verdict, no_model=no_model)
     except OSError as e:
         _log().info(f"vtrain local: note: the verdict is not on record ({e})")
 
@@ -317,7 +326,10 @@ def _outputs(plan: Plan) -> str:
     from vtrain.local.output import log_path
     from vtrain.outputs import summary
 
-    dirs = output_dirs(plan.output_dir, plan.trial_id)
+    base = plan.output_dir
+    if plan.output_uri:  # its objects, kept in the job's folder (vtrain.local.bucket)
+        base = os.path.join(plan.trial_dir, "gcs", plan.output_uri[len("gs://") :])
+    dirs = output_dirs(base, plan.trial_id)
     rows = [
         ("model", dirs["AIP_MODEL_DIR"]),
         ("checkpoints", dirs["AIP_CHECKPOINT_DIR"]),
@@ -358,7 +370,8 @@ def _rehearsal(args: argparse.Namespace) -> dict[str, Any]:
     command = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
     # The job's folders must be known before the plan: config.yaml's jobDir names one.
     job_id = args.job_id or time.strftime("local-%Y%m%d-%H%M%S-") + str(os.getpid())
-    base = os.path.abspath(args.output_dir or os.path.join("vtrain-output", "local", job_id))
+    given = args.output_dir or os.path.join("vtrain-output", "local", job_id)
+    base = given if given.startswith("gs://") else os.path.abspath(given)  # gs://: Plan's
     found = rehearsal(read_job(args.job), command, args.trial, base)
     log = _log()
     for line in _command_lines(found.options["role_commands"], command):

@@ -213,14 +213,22 @@ def run(args: argparse.Namespace) -> int:
                 f"vtrain: restartJobOnWorkerRestart set: {options.restart_reason}; one replica's "
                 "restart restarts the whole job, which resumes from its last checkpoint"
             )
+    sends = flow.sends(job.platform, delivery)
+    if args.job is not None and not sends:
+        # A dry run is where the decision is made: what the rehearsal said comes first.
+        _say_rehearsed(job.document)
     sent = flow.submit(job, options, delivery)
-    if flow.sends(job.platform, delivery):
-        # What a rehearsal of this very document said (vtrain local run --job): it informs
-        # only, once the job is sent (a refusal stays the one line it is).
-        from vtrain.local.on_record import status
-
-        complain(f"vtrain: {status(job.document)}")
+    if sends:
+        # Sent, it informs only: a refusal stays the one line it is.
+        _say_rehearsed(job.document)
     return sent
+
+
+def _say_rehearsed(document: dict[str, Any]) -> None:
+    """What a rehearsal of this very document said (`vtrain local run --job`)."""
+    from vtrain.local.on_record import status
+
+    complain(f"vtrain: {status(document)}")
 
 
 def _engine_values(args: argparse.Namespace, where: str) -> dict[str, Any]:

@@ -41,8 +41,8 @@ class Run:
         try:
             with open(self.record, encoding="utf-8", errors="replace") as f:
                 lines = f.read().splitlines()
-        except OSError:
-            return []
+        except OSError:  # no Python ran (a shell script), or it died before its probe wrote
+            lines = []
         probed = [tuple(line.split("\t", 1)) for line in lines if "\t" in line]
         return probed + self.seen  # type: ignore[return-value]
 
@@ -70,6 +70,14 @@ class Evidence:
         self.runs: list[Run] = []
         self.sockets: set[tuple[str, str, str, str]] = set()
         self.succeeded = False
+        self.outcome = ""
+        """How the job ended (`vtrain.local.result`: succeeded, failed, timed out...)."""
+        self.reason = ""
+        """Why, as the summary's last line says it."""
+        self.ended_by: str | None = None
+        """The replica whose exit ended a failed job (None: no replica's, or none failed)."""
+        self.seconds = 0.0
+        """From the replicas' start to the job's end."""
         self.shared_disk = False
         self.platform = "vertex"
         self.no_model = False

@@ -37,3 +37,9 @@ def sigkill_after(kill: Kill, grace: float) -> float | None:
     if kill.signal == signal.SIGKILL:
         return None
     return PREEMPTION_NOTICE if kill.signal == signal.SIGTERM else grace
+
+
+def given(kill: Kill) -> str:
+    """`kill` as a user writes it: ``worker:0@30``, ``worker:0@30:TERM`` (SIGKILL unsaid)."""
+    text = f"{kill.role}:{kill.index}@{kill.seconds:g}"
+    return text if kill.signal == signal.SIGKILL else f"{text}:{kill.signal.name[3:]}"

@@ -1,9 +1,11 @@
 """Rehearsal verdicts on record, keyed by the job document's content, for `vtrain submit`.
 
 `vtrain local run --job FILE` records its verdict under the SHA-256 of the document
-(its canonical JSON); `vtrain submit` of the same document then says
-``rehearsed: ready (DATE)``, the findings, or ``not rehearsed``. It informs, and
-never blocks. The records live in ``$XDG_STATE_HOME/vtrain/rehearsals/``
+(its canonical JSON); `vtrain submit` of the same document then says what the
+verdict said: ``rehearsed: ready (DATE)`` or ``rehearsed: not ready: N findings``
+and a line each, then what was not checked or not rehearsed; or ``not
+rehearsed``. A job rehearsed with --no-model says so. It informs, and never
+blocks. The records live in ``$XDG_STATE_HOME/vtrain/rehearsals/``
 (``~/.local/state/vtrain/rehearsals/``), one small JSON file each.
 """
 
@@ -38,8 +40,15 @@ def document_key(document: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def record(document: Any, verdict: Verdict, environ: Mapping[str, str] | None = None) -> str:
-    """Put `verdict` on record for `document`; the record's path."""
+def record(
+    document: Any,
+    verdict: Verdict,
+    environ: Mapping[str, str] | None = None,
+    *,
+    no_model: bool = False,
+) -> str:
+    """Put `verdict` on record for `document` (rehearsed with --no-model: `no_model`); the
+    record's path."""
     where = folder(environ)
     os.makedirs(where, exist_ok=True)
     path = os.path.join(where, document_key(document) + ".json")
@@ -47,6 +56,9 @@ def record(document: Any, verdict: Verdict, environ: Mapping[str, str] | None = 
         "ready": verdict.ready,
         "date": time.strftime("%Y-%m-%d %H:%M"),
         "findings": [f.line().strip() for f in verdict.findings],
+        "not_checked": list(verdict.not_checked),
+        "not_rehearsed": list(verdict.not_rehearsed),
+        "no_model": no_model,
     }
     tmp = f"{path}.{os.getpid()}.tmp"
     with open(tmp, "w") as f:
@@ -57,7 +69,8 @@ def record(document: Any, verdict: Verdict, environ: Mapping[str, str] | None = 
 
 def status(document: Any, environ: Mapping[str, str] | None = None) -> str:
     """``rehearsed: ready (DATE)``, ``rehearsed: not ready: N findings (DATE)`` and a line
-    each, or ``not rehearsed``: what is on record for `document`."""
+    each, then a line per thing not checked or not rehearsed; or ``not rehearsed``: what is
+    on record for `document`."""
     path = os.path.join(folder(environ), document_key(document) + ".json")
     try:
         with open(path) as f:
@@ -65,8 +78,17 @@ def status(document: Any, environ: Mapping[str, str] | None = None) -> str:
         ready, date, findings = bool(entry["ready"]), str(entry["date"]), list(entry["findings"])
     except (OSError, ValueError, KeyError, TypeError):
         return "not rehearsed (`vtrain local run --job FILE -- COMMAND` rehearses this job)"
-    if ready:
-        return f"rehearsed: ready ({date})"
+    # Records from before these fields were kept have none of them.
+    when = f"{date}, with --no-model" if entry.get("no_model") else date
     n = len(findings)
-    head = f"rehearsed: not ready: {n} finding{'s' if n != 1 else ''} ({date})"
-    return "\n".join([head, *(f"  {line}" for line in findings)])
+    head = (
+        f"rehearsed: ready ({when})"
+        if ready
+        else f"rehearsed: not ready: {n} finding{'s' if n != 1 else ''} ({when})"
+    )
+    lines = [
+        *(f"  {line}" for line in findings),
+        *(f"  not checked: {what}" for what in entry.get("not_checked") or ()),
+        *(f"  not rehearsed: {what}" for what in entry.get("not_rehearsed") or ()),
+    ]
+    return "\n".join([head, *lines])

@@ -10,12 +10,12 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import tempfile
 import time
 
 from vtrain.errors import LaunchError
 from vtrain.local.disks import DISKS_FOLDER, Disks
 from vtrain.local.evidence import Evidence, Run, newest_checkpoint
+from vtrain.local.result import SUCCEEDED, JobResult
 from vtrain.local.usage_error import refused_arguments
 from vtrain.os_hints import hint_for
 
@@ -47,7 +47,9 @@ class Runs:
             return  # --shared-disk: nothing is any one replica's, local-disk is not checked
         from vtrain.local.watch import NOT_SEEN, Watcher  # only for a rehearsal with disks
 
-        places = [self._trial_dir, os.getcwd(), tempfile.gettempdir(), os.path.expanduser("~")]
+        # Not tempfile.gettempdir(): tempfile loads shutil, before the replicas start.
+        temp = os.environ.get("TMPDIR") or "/tmp"
+        places = [self._trial_dir, os.getcwd(), temp, os.path.expanduser("~")]
         found = Watcher.start([p for p in places if os.path.isdir(p)], keeper)
         if isinstance(found, str):
             self._evidence.not_checked.append(f"{NOT_SEEN}: {found}")
@@ -60,6 +62,22 @@ class Runs:
             runs[-1].pid = pid
             if self._watcher is not None:
                 self._watcher.started(pid, runs[-1])
+
+    def fired(self, kill: str) -> None:
+        """The --kill `kill` was sent."""
+        self._evidence.fired.append(kill)
+
+    def ended(self, result: JobResult, ended_by: str | None, seconds: float) -> None:
+        """The job ended as `result` says, after `seconds`; `ended_by`: the replica whose exit
+        stopped it (None: none did)."""
+        ev = self._evidence
+        ev.succeeded = result.outcome == SUCCEEDED
+        ev.outcome, ev.reason, ev.ended_by, ev.seconds = (
+            result.outcome,
+            result.reason,
+            ended_by,
+            seconds,
+        )
 
     def unwatch(self) -> None:
         """Once every run has ended: the last of what they did, then no more watching."""
@@ -108,6 +126,19 @@ class Runs:
         runs.append(run)
         self._evidence.runs.append(run)
         return None if disk is None else disk.work
+
+
+class Unrecorded:
+    """Where runs go when no verdict is wanted: nowhere."""
+
+    def new(self, name: str, runs: list[Run], env: dict[str, str], after_kill: str | None) -> None:
+        return None
+
+    def watch(self, keeper: int) -> None: ...
+    def started(self, runs: list[Run], pid: int) -> None: ...
+    def fired(self, kill: str) -> None: ...
+    def ended(self, result: JobResult, ended_by: str | None, seconds: float) -> None: ...
+    def unwatch(self) -> None: ...
 
 
 def end_run(runs: list[Run], exit_code: int | None, stream: Stream | None, injected: bool) -> None:

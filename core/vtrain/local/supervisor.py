@@ -34,7 +34,7 @@ from vtrain.local.plan import Kill, Plan, Replica
 from vtrain.local.process import ReplicaProcess
 from vtrain.local.quiet import Quiet
 from vtrain.local.result import EXIT_TIMEOUT, FAILED, INTERRUPTED, SUCCEEDED, TIMED_OUT, JobResult
-from vtrain.local.runs import Runs
+from vtrain.local.runs import Runs, Unrecorded
 from vtrain.local.serving import ServingFiles
 from vtrain.local.slots import Slot, kill_all, results
 from vtrain.local.sockets import Sampler
@@ -73,8 +73,8 @@ class Supervisor:
         self._last_kill: tuple[Kill, float] | None = None
         """The --kill that killed last, and when."""
         self._quiet = Quiet()
-        self._runs: Runs | None = None
-        """Where each run goes on record (None: nowhere, no verdict)."""
+        self._runs: Runs | Unrecorded = Unrecorded()  # where each run goes on record
+        self._ended_by: str | None = None  # the replica whose exit stopped the job
 
     # -- the loop ------------------------------------------------------------------------
 
@@ -89,8 +89,7 @@ class Supervisor:
         except OSError as e:  # a process or descriptor limit
             raise no_keeper(self._plan, e) from None
         self._sel.register(self._keeper.fileno(), selectors.EVENT_READ, "keeper")
-        if self._runs is not None:
-            self._runs.watch(self._keeper.pid)
+        self._runs.watch(self._keeper.pid)  # before the first replica: watched from its start
         sampler = Sampler(self._leaders) if evidence is not None else None
         restore = self._interrupts.catch()
         try:
@@ -124,8 +123,7 @@ class Supervisor:
             self._sel.unregister(self._keeper.fileno())
             self._keeper.close()  # and what escaped the replicas' groups goes with it
             self._streams.drain()
-            if self._runs is not None:
-                self._runs.unwatch()
+            self._runs.unwatch()
             if sampler is not None and evidence is not None:
                 sampler.stop()
                 evidence.sockets |= sampler.found
@@ -136,8 +134,7 @@ class Supervisor:
             self._interrupts.close()
             self._out.flush()
         result = self._result()
-        if evidence is not None:
-            evidence.succeeded = result.outcome == SUCCEEDED
+        self._runs.ended(result, self._ended_by, time.monotonic() - self._deadlines.t0)
         return result
 
     def _leaders(self) -> dict[int, str]:
@@ -175,8 +172,7 @@ class Supervisor:
                 failed = failed or proc
                 continue
             slot.begin(proc, self._streams.open(proc.output, slot.name))
-            if self._runs is not None:
-                self._runs.started(slot.runs, proc.pid)
+            self._runs.started(slot.runs, proc.pid)
         if failed is not None:
             raise failed
 
@@ -195,7 +191,7 @@ class Supervisor:
             self._serving.forget(slot.name)
             self._quiet.restarted(slot.name)
             env[SERVES_FILE] = self._serving.path(slot.name)
-            cwd = None if self._runs is None else self._runs.new(slot.name, slot.runs, env, kill)
+            cwd = self._runs.new(slot.name, slot.runs, env, kill)
             yield slot.name, self._plan.command_of(slot.replica.role), env, cwd
 
     def _line(self, name: str, line: bytes) -> None:
@@ -274,6 +270,7 @@ class Supervisor:
         self._quiet.lost(slot.name, time.monotonic())
         slot.last_failure = decision.failed_at_once
         if action == policy.STOP:
+            self._ended_by = slot.name
             self._stop(FAILED, decision.status, decision.reason)
         elif action == policy.RESTART_JOB:
             self._stop(None, 0, "", then_restart=True)
@@ -371,6 +368,7 @@ class Supervisor:
         self._quiet.lost(slot.name, now)
         slot.injected = True
         slot.proc.signal(kill.signal)
+        self._runs.fired(faults.given(kill))
         if (seconds := faults.sigkill_after(kill, self._plan.grace)) is not None:
             self._deadlines.sigkill[slot.name] = now + seconds
 

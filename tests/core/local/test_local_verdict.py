@@ -94,7 +94,10 @@ def test_a_job_that_keeps_the_rule_is_not_flagged(
     verdict, stdout = kept
     assert [f for f in verdict["findings"] if f["check"] == check] == [], stdout
     assert verdict["ready"] is True, stdout
-    assert stdout.rstrip().endswith("verdict: ready to submit"), stdout
+    # The verdict comes last, then what no rehearsal on one machine reproduces.
+    tail = stdout[stdout.rindex("\nverdict: ") :].splitlines()[1:]
+    assert tail[0] == "verdict: ready to submit", stdout
+    assert all(line.startswith("  not rehearsed: ") for line in tail[1:]), stdout
 
 
 WHAT = {
@@ -102,7 +105,7 @@ WHAT = {
     "loopback": r"listened on 127\.0\.0\.1:\d+, not on its cluster address 127\.0\.0\.2",
     "leader": r"model\.bin, which chief-0 wrote too",
     "metric": r"'accuracy' was never reported \(tags seen: loss\)",
-    "resume": r"restarted after --kill chief:0@2:KILL and started at step 0 while step 5",
+    "resume": r"restarted after --kill chief:0@2:KILL and committed step 1 although step 5",
     "args": r"refused its arguments \(.*unrecognized arguments: --epochs 2\)",
 }
 # Both replicas refuse the arguments in mode `args`; whichever exits first is
@@ -117,7 +120,12 @@ WHO = {
 }
 
 
-@pytest.mark.parametrize("check", CHECKS)
+# `job` and `kill` are about how the job ran, not what the script does in a mode: their
+# rehearsals are tests/core/local/test_verdict_outcome.py's.
+BROKEN = tuple(check for check in CHECKS if check not in ("job", "kill"))
+
+
+@pytest.mark.parametrize("check", BROKEN)
 def test_a_job_that_breaks_the_rule_is_flagged(check: str, vtrain: Run, tmp_path: Path) -> None:
     import re
 
@@ -151,6 +159,8 @@ def test_the_verdict_reads_as_documented() -> None:
             }
         ],
         "notes": [],
+        "not_checked": [],
+        "not_rehearsed": [],
     }
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from vtrain.local.checks.args import args
+from vtrain.local.checks.job import job, kill
 from vtrain.local.checks.leader import leader
 from vtrain.local.checks.local_disk import local_disk
 from vtrain.local.checks.loopback import loopback
@@ -17,6 +18,8 @@ from vtrain.local.evidence import Evidence
 from vtrain.local.verdict import Finding, Verdict
 
 CHECKERS: tuple[Callable[[Evidence], list[Finding]], ...] = (
+    job,
+    kill,
     local_disk,
     loopback,
     leader,
@@ -27,5 +30,10 @@ CHECKERS: tuple[Callable[[Evidence], list[Finding]], ...] = (
 
 
 def judge(ev: Evidence, notes: tuple[str, ...] = ()) -> Verdict:
-    """Every check's findings over `ev`."""
-    return Verdict(tuple(f for check in CHECKERS for f in check(ev)), notes)
+    """Every check's findings over `ev`, and what it could not check or rehearse."""
+    return Verdict(
+        tuple(f for check in CHECKERS for f in check(ev)),
+        notes,
+        tuple(dict.fromkeys(ev.not_checked)),
+        tuple(ev.not_rehearsed),
+    )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from vtrain.local.checks import snippets
 from vtrain.local.checks.reports import tags
 from vtrain.local.evidence import Evidence
 from vtrain.local.verdict import Finding
@@ -23,6 +24,6 @@ def metric(ev: Evidence) -> list[Finding]:
             next(iter(ev.hosts)),
             f"the study's metric {ev.metric_id!r} was never reported{others}: every trial "
             "would end without a value",
-            f"report it under {ev.metric_id!r} (vtrain: `handle.report({ev.metric_id!r}, value)`)",
+            f"report it under {ev.metric_id!r} ({snippets.report(ev.metric_id)})",
         )
     ]
