@@ -26,6 +26,9 @@ from vtrain.local.checks.places import SHARED, model_like, relative, where
 from vtrain.local.evidence import Evidence, Run
 from vtrain.local.verdict import Finding
 
+# The names of vtrain's own folders: CheckpointManager's, and vtrain.storage.staging's for
+# each of its KINDS (named here: that module loads dataclasses, 30 ms of every verdict).
+_OWN = ("vtrain-checkpoints-", "vtrain-stage-", "vtrain-save-", "vtrain-restore-")
 _MISSING = re.compile(r"No such file or directory: '([^']+)'")
 
 
@@ -119,8 +122,9 @@ def _writer(
 
 
 def _vtrains(path: str) -> bool:
-    """A folder vtrain keeps for itself on a replica's disk (a non-leader's checkpoints)."""
-    return any(part.startswith("vtrain-") for part in path.split(os.sep))
+    """A folder vtrain keeps for itself on a replica's machine: a non-leader's checkpoints, a
+    save's staging folder (not any folder named vtrain-: ./vtrain-output is the user's)."""
+    return any(part.startswith(_OWN) for part in path.split(os.sep))
 
 
 def _copied(run: Run, path: str) -> bool:

@@ -31,7 +31,10 @@ def loopback(ev: Evidence) -> list[Finding]:
     ambiguous = _hostname_addresses() | {"0.0.0.0", "::", ""}
     for name, kind, local, remote in ev.sockets:
         host, port = _split(local if kind == "listen" else remote)
-        if host not in ambiguous:
+        # Its own cluster port on a loopback address not its own is wrong whatever the name
+        # resolves to: nothing right listens there (gloo's own ports are others).
+        own_port = kind == "listen" and port == ev.ports.get(name) and host.startswith("127.")
+        if host not in ambiguous or (own_port and host != ev.hosts.get(name)):
             (listens if kind == "listen" else connects).setdefault(name, set()).add((host, port))
     for run in ev.runs:
         for kind, value in run.probed():

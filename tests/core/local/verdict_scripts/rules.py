@@ -41,6 +41,12 @@ if chief and committed() is None:
     with open(os.path.join(folder, "COMMIT.json"), "w") as f:
         f.write("{}")
     time.sleep(30)  # --kill chief:0 ends this first run
+elif chief and mode == "resume":
+    # resume, broken: the restart starts its loop over, and commits its first step again.
+    folder = os.path.join(ckpt_dir, "step-000000000001")
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, "COMMIT.json"), "w") as f:
+        f.write("{}")
 
 # loopback: the chief serves on its cluster address (or, broken, on 127.0.0.1).
 if chief:
