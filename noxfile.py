@@ -35,14 +35,14 @@ FRAMEWORKS: dict[str, dict[str, list[str]]] = {
 @nox.session
 def core(session: nox.Session) -> None:
     """The core, the local cluster, storage and tuning: no framework installed."""
-    session.install(*CONSTRAINTS, "-e", ".[test,tune,bigquery]")
+    session.install(*CONSTRAINTS, "-e", ".[test,tune,bigquery,local-gcs]")
     session.run("pytest", "tests/core", *session.posargs)
 
 
 @nox.session
 def submit(session: nox.Session) -> None:
     """`vtrain submit`: rendering, the Vertex/Kubeflow clients against local servers, rehearsals."""
-    session.install(*CONSTRAINTS, "-e", ".[test,tune,submit]")
+    session.install(*CONSTRAINTS, "-e", ".[test,tune,submit,local-gcs]")
     session.run("pytest", "tests/submit", *session.posargs)
 
 

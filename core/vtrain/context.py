@@ -267,3 +267,19 @@ class RunContext(Frozen):
             "checkpoint": self.checkpoint_dir,
             "tensorboard": self.tensorboard_dir,
         }
+
+
+def given_dirs(environ: Mapping[str, str], base: str, trial_id: str | None) -> dict[str, str]:
+    """AIP_MODEL_DIR and friends as a process with `environ` finds them (`RunContext.from_env`):
+    what a rehearsal's replicas are given, a trial's own folders whatever names the trial (the
+    flag, CLUSTER_SPEC, or a Katib manifest's CLOUD_ML_TRIAL_ID). Where `environ` cannot be
+    read, the layout under `base` (the replica itself then says what is wrong)."""
+    try:
+        context = RunContext.from_env(environ)
+    except VtrainError:
+        return output_dirs(base, trial_id)
+    return {
+        "AIP_MODEL_DIR": context.model_dir,
+        "AIP_CHECKPOINT_DIR": context.checkpoint_dir,
+        "AIP_TENSORBOARD_LOG_DIR": context.tensorboard_dir,
+    }

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import targets
 from conftest import Result
 from targets import render_args
 
@@ -86,7 +87,11 @@ def test_vertex_replicas_get_cluster_spec_pools_dirs_and_the_trial(
     assert set(records) == names(target)
     tuning = target == "vertex_study"
     spec = document["trialJobSpec" if tuning else "jobSpec"]
-    base = out / "1" if tuning else out
+    # The document's output is gs://: the replicas get the bucket's URIs, as on Vertex, served
+    # by the rehearsal's emulator (--output-dir keeps the logs, disks and objects).
+    uri = (spec.get("baseOutputDirectory") or {}).get("outputUriPrefix", "").rstrip("/")
+    local = out / "1" if tuning else out
+    base = (f"{uri}/1" if tuning else uri) if uri.startswith("gs://") else local
     for r in records.values():
         info, env = r["info"], r["env"]
         spec_env = json.loads(env["CLUSTER_SPEC"])
@@ -129,7 +134,8 @@ def test_a_later_trial_gets_its_own_flags_and_folder(vtrain: Run, tmp_path: Path
     records, out, _ = rehearse(vtrain, tmp_path, "vertex_study", "--trial", "3")
     chief = records["chief-0"]
     assert chief["info"]["trial_id"] == "3"
-    assert chief["info"]["dirs"]["model"] == f"{out}/3/model/"
+    uri = targets.JOB[targets.JOB.index("--output-dir") + 1]
+    assert chief["info"]["dirs"]["model"] == f"{uri}/3/model/"
     from targets import STUDY
 
     from vtrain.tune.samplers import RandomSampler

@@ -36,7 +36,9 @@ SEND = ["--project", "my-project", "--region", "europe-west4"]
 SCRIPT = """
 import json, os, sys
 if "every" in sys.argv or json.loads(os.environ["CLUSTER_SPEC"])["task"]["type"] == "workerpool0":
-    open(os.path.join(os.environ["AIP_MODEL_DIR"], "model.txt"), "w").write("w")
+    # AIP_MODEL_DIR is gs://my-bucket/r/model/, as on Vertex: written through its /gcs/ path.
+    folder = os.environ["AIP_MODEL_DIR"].replace("gs://", os.environ["VTRAIN_GCS_MOUNT"] + "/", 1)
+    open(os.path.join(folder, "model.txt"), "w").write("w")
 """
 
 

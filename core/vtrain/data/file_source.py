@@ -1,12 +1,13 @@
 """`FileSource`: a split's files as a stream reads them: listed once, sized, read from an offset.
 
 The listing (sorted names, sizes, generations) is the source's identity: a
-position records it, and a resume refuses files that differ from it.
+position records it, and a resume refuses files that differ from it. Files are
+named below the pattern's folder (`vtrain.data.names`), so that the identity is
+the same on every replica, whatever its working folder.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator, Mapping
 from typing import Any, BinaryIO
 
@@ -15,6 +16,8 @@ from vtrain.data.file_stats import file_stats
 from vtrain.data.files import files
 from vtrain.data.jsonl import read_jsonl_at
 from vtrain.data.lanes import Lane
+from vtrain.data.listing import listed_folder
+from vtrain.data.names import names_below, pattern_root, recorded_names, shown
 from vtrain.data.records import Opener, check_format, format_of
 from vtrain.data.source import Learn
 from vtrain.data.tfrecord import read_tfrecord_at
@@ -32,25 +35,29 @@ class FileSource:
         kinds: tuple[str, ...],
         check_crc: bool,
         opener: Opener,
+        folder: str,
     ) -> None:
         self.uri = uri
         """The pattern the files were listed by."""
         self.names = names
+        """Each file as this replica opens it: a path, or a gs:// URI."""
         self.sizes: tuple[int, ...] | None = tuple(size for size, _ in stats)
         self._stats = stats
         self.kinds = kinds
         self.check_crc = check_crc
         self.opener = opener
+        self._folder = folder
         uniform = kinds[0] if len(set(kinds)) == 1 else None
-        # Names are kept below the folder they share: a position lists each file once, briefly.
-        root = os.path.commonprefix(names)
-        root = root[: root.rfind("/") + 1]
-        rows = zip(names, stats, strict=True)
+        # Named below the pattern's folder, never by full path: a replica's working folder,
+        # its own on each disk, must not change what every replica's position says.
+        self._below = names_below(folder, names)
         self.identity: Mapping[str, Any] = {
             "uri": uri,
             "format": uniform,
-            "root": root,
-            "files": tuple((n[len(root) :], size, gen) for n, (size, gen) in rows),
+            "root": pattern_root(uri),
+            "files": tuple(
+                (n, size, gen) for n, (size, gen) in zip(self._below, stats, strict=True)
+            ),
         }
         """What a position records of the source: the files, each with its size and generation."""
 
@@ -84,7 +91,11 @@ class FileSource:
         kinds = tuple(chosen or format_of(name) for name in every.files)
         stats = file_stats(every.files, environ, client)
         assert every.uri is not None  # a reader's share always has its pattern
-        return cls(every.uri, every.files, stats, kinds, check_crc, Opener(environ, client))
+        folder = listed_folder(
+            every.uri, environ=environ, gcs_mount=gcs_mount, fuse=fuse, client=client
+        )
+        opener = Opener(environ, client)
+        return cls(every.uri, every.files, stats, kinds, check_crc, opener, folder)
 
     @property
     def count(self) -> int:
@@ -113,10 +124,12 @@ class FileSource:
                 value=root,
                 expected="the folder the files' names are below, as Stream.state() records it",
             )
-        then = {root + name: row for name, row in _rows(recorded.get("files"), where).items()}
-        now = {name: (size, gen) for name, (size, gen) in zip(self.names, self._stats, strict=True)}
-        gone = [name for name in then if name not in now]
-        new = [name for name in now if name not in then]
+        then = recorded_names(root, _rows(recorded.get("files"), where), self._folder)
+        now = dict(zip(self._below, self._stats, strict=True))
+        # Named below the pattern's folder, as the position holds them: short, and the same
+        # on every replica.
+        gone = [name or root for name in then if name not in now]
+        new = [name or ours["root"] for name in now if name not in then]
         if gone or new:
             raise ConfigError(
                 "the split's files are not those the position was taken on",
@@ -132,7 +145,7 @@ class FileSource:
                 what = "size" if size != now[name][0] else "generation"
                 raise ConfigError(
                     f"changed since the position was taken: its {what} differs",
-                    source=name,
+                    source=shown(ours["root"], name),
                     value=f"{now[name][0] if what == 'size' else now[name][1]} now",
                     expected=f"{size if what == 'size' else gen}, as the position recorded",
                     hint="a position holds only for the files it was taken on: restore the file, "
@@ -188,6 +201,5 @@ def _rows(value: object, where: str) -> dict[str, tuple[int, str]]:
 def _listed(what: str, names: list[str]) -> str:
     if not names:
         return ""
-    shown = ", ".join(os.path.basename(n) for n in names[:3])
     more = f" and {len(names) - 3} more" if len(names) > 3 else ""
-    return f"{what}: {shown}{more}; "
+    return f"{what}: {', '.join(names[:3])}{more}; "

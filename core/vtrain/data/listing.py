@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from vtrain.errors import StorageError
-from vtrain.storage.location import split_gs_uri
+from vtrain.storage.location import Location, split_gs_uri
 from vtrain.storage.opener import open_location
 
 WILDCARDS = "*?["
@@ -61,6 +61,38 @@ def _split(pattern: str) -> tuple[str, str]:
     return pattern, ""
 
 
+def literal_folder(pattern: str) -> str:
+    """The part of `pattern` above its first wildcard; without one, all of it less a closing '/'."""
+    root, _ = _split(pattern.rstrip("/") if not has_wildcard(pattern) else pattern)
+    return root or ("/" if pattern.startswith("/") else "")
+
+
+def _location(
+    pattern: str, environ: Mapping[str, str], gcs_mount: str | None, fuse: bool | None, client: Any
+) -> Location:
+    return open_location(
+        literal_folder(pattern) or ".",
+        gcs_mount=gcs_mount,
+        fuse=fuse,
+        environ=environ,
+        client=client,
+    )
+
+
+def listed_folder(
+    pattern: str,
+    *,
+    environ: Mapping[str, str],
+    gcs_mount: str | None = None,
+    fuse: bool | None = None,
+    client: Any = None,
+) -> str:
+    """Where `expand` lists `pattern`: the folder (a path, or gs://BUCKET/KEY) that every file it
+    names is below."""
+    location = _location(pattern, environ, gcs_mount, fuse, client)
+    return location.path if location.path is not None else location.uri
+
+
 def expand(
     pattern: str,
     *,
@@ -72,7 +104,8 @@ def expand(
 ) -> list[str]:
     """The files `pattern` names, as paths or gs:// URIs, sorted by their name below the pattern's
     folder (the same order on every replica, whatever order the listing came in)."""
-    root, rest = _split(pattern.rstrip("/") if not has_wildcard(pattern) else pattern)
+    root = literal_folder(pattern)
+    rest = _split(pattern)[1] if has_wildcard(pattern) else ""
     if pattern.startswith("gs://") and has_wildcard(pattern[len("gs://") :].split("/")[0]):
         raise StorageError(
             "a wildcard in the bucket name",
@@ -80,13 +113,7 @@ def expand(
             value=pattern,
             expected="gs://BUCKET/PATH with wildcards after the bucket",
         )
-    location = open_location(
-        root or ("/" if pattern.startswith("/") else "."),
-        gcs_mount=gcs_mount,
-        fuse=fuse,
-        environ=environ,
-        client=client,
-    )
+    location = _location(pattern, environ, gcs_mount, fuse, client)
     if location.path is not None:
         found = _walk(location.path, rest)
         return [

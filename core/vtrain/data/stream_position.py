@@ -7,6 +7,8 @@ position against the split before it deals out what is left of the epoch::
     {"kind": "vtrain data position", "version": 1, "split": "training",
      "source": {"uri": PATTERN, "format": "jsonl" | "csv" | "tf-record" | "bigquery" | null,
                 "root": FOLDER, "files": [[NAME_BELOW_ROOT, SIZE, GENERATION], ...]}
+               (FOLDER is the pattern's, as it spells it: no replica's working folder;
+               `vtrain.data.names`)
                (a table's: the read "session", its "schema" and "use_until", and its
                streams as "files"),
      "listing": DIGEST_OF_SOURCE,

@@ -12,6 +12,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 
+from vtrain.context import output_dirs
 from vtrain.local.plan import Plan, Replica
 from vtrain.local.writers import aiplatform, kubeflow, torchrun, vertex
 from vtrain.variables import FRAMEWORK_VARIABLES, PLACEMENT_VARIABLES, RESUME_FROM
@@ -110,6 +111,9 @@ def replica_env(
     if plan.role_env:
         env.update(plan.role_env.get(me.role, {}))
     env.update(WRITERS[plan.platform](plan, replicas, me, restarts))
+    if plan.output_uri and "AIP_MODEL_DIR" in env:
+        # A gs:// output stays gs:// (`vtrain.local.bucket` serves it): what Vertex sets.
+        env.update(output_dirs(plan.output_uri, plan.trial_id))
     return env
 
 

@@ -12,12 +12,14 @@ import sys
 from collections.abc import Mapping, Sequence
 
 from vtrain.cluster.roles import CHIEF
-from vtrain.context import output_dirs
+from vtrain.context import given_dirs, output_dirs
 from vtrain.local.addresses import separate_hosts, shared_host_note
 from vtrain.local.disks import DISKS_FOLDER, Disks
-from vtrain.local.environment import metric_file
+from vtrain.local.environment import metric_file, replica_env
 from vtrain.local.evidence import Evidence
+from vtrain.local.faults import given
 from vtrain.local.launch_errors import no_private_folder, unwritable
+from vtrain.local.not_rehearsed import not_rehearsed
 from vtrain.local.notes import Notes
 from vtrain.local.output import Output
 from vtrain.local.plan import Plan, Replica
@@ -38,8 +40,10 @@ def run_job(
     stream: TextIO | None = None,
     colour: bool | None = None,
     environ: Mapping[str, str] | None = None,
+    no_model: bool = False,
 ) -> JobResult:
-    """Run every replica of `plan` to the job's end, as its platform would; leave no process."""
+    """Run every replica of `plan` to the job's end, as its platform would; leave no process.
+    `no_model`: the job writes no model by design (the verdict expects none)."""
     with reserve_ports(plan.size) as ports:
         hosts = separate_hosts(plan.size)
         replicas = plan.replicas(ports, hosts or ())
@@ -64,6 +68,7 @@ def run_job(
         note = Notes(output)
         try:
             serving = _serving_files()
+            bucket = None
             try:
                 where = ", ".join(f"{r.name} {r.address}" for r in replicas)
                 note.hold()  # written once the replicas have started (see Notes.hold)
@@ -74,6 +79,13 @@ def run_job(
                 if plan.shared_disk:
                     notes += ("--shared-disk: one disk for every replica; local-disk not checked",)
                 evidence = _evidence(plan, replicas, environ, separate=hosts is not None)
+                if plan.output_uri:
+                    from vtrain.local.bucket import Bucket  # gs:// only: the emulator, /gcs/
+
+                    bucket = Bucket.start(plan.output_uri, plan.trial_id, plan.trial_dir)
+                    environ = bucket.for_job(evidence, environ)
+                    note(f"note: {bucket.summary}")
+                evidence.no_model = no_model
                 supervisor = Supervisor(plan, replicas, output, note, environ, serving)
                 result = supervisor.run(evidence, None if plan.shared_disk else disks)
                 note.release()
@@ -82,6 +94,8 @@ def run_job(
 
                 result = result.with_verdict(judge(evidence, notes))
             finally:
+                if bucket is not None:
+                    bucket.stop()
                 serving.remove()
                 disks.close()
         finally:
@@ -93,7 +107,10 @@ def run_job(
 def _evidence(
     plan: Plan, replicas: Sequence[Replica], environ: Mapping[str, str] | None, separate: bool
 ) -> Evidence:
-    dirs = output_dirs(plan.output_dir, plan.trial_id)
+    # The folders the chief is given, not those --trial names: a Katib trial is named by its
+    # manifest's env, and every kind of trial's evidence must be that trial's own folders.
+    chief = replica_env(plan, replicas, replicas[0], environ=environ)
+    dirs = given_dirs(chief, plan.output_dir, plan.trial_id)
     chief_env = (plan.role_env or {}).get(CHIEF, {})
     metric_id = chief_env.get("CLOUD_ML_HP_METRIC_TAG") or (
         os.environ if environ is None else environ
@@ -108,6 +125,9 @@ def _evidence(
         metric_id=metric_id,
     )
     evidence.shared_disk = plan.shared_disk
+    evidence.platform = plan.platform
+    evidence.kills = [given(kill) for kill in plan.kills]
+    evidence.not_rehearsed = not_rehearsed(plan.platform, plan.job, plan.size)
     return evidence
 
 

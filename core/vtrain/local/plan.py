@@ -23,6 +23,8 @@ from vtrain.local.option_checks import (
     descriptor_limit,
     seconds_problem,
 )
+from vtrain.local.replica import LOOPBACK as LOOPBACK
+from vtrain.local.replica import Replica as Replica
 from vtrain.variables import check_folder_name, check_trial_id
 
 # `typing` costs milliseconds at start-up; the names are for the type checker only.
@@ -36,7 +38,6 @@ DEFAULT_MAX_RESTARTS = 5
 DEFAULT_GRACE_SECONDS = 5.0
 DEFAULT_QUIET_AFTER = 30.0
 """Seconds of silence from every replica before `vtrain local run` says what each is doing."""
-LOOPBACK = "127.0.0.1"
 LOCAL_ROLES = (CHIEF, WORKER, PS, EVALUATOR)
 
 # Descriptors each replica holds while the job runs (its port lock, log file, output pipe and
@@ -50,30 +51,6 @@ MAX_LOCAL_REPLICAS = 512
 _KILL = re.compile(
     r"(?P<role>[a-z]+):(?P<index>[0-9]+)@(?P<seconds>[0-9.]+)(?::(?P<signal>[A-Za-z]+))?"
 )
-
-
-class Replica(Frozen):
-    """One replica of the job: its role, its index in that role, its loopback host and port."""
-
-    __slots__ = ("role", "index", "port", "host")
-    role: str
-    index: int
-    port: int
-    host: str
-    """Its own loopback address (127.0.0.2, 127.0.0.3...: a machine of its own), or 127.0.0.1."""
-
-    def __init__(self, role: str, index: int, port: int = 0, host: str = LOOPBACK) -> None:
-        self._init_from(locals())
-
-    @property
-    def name(self) -> str:
-        """The replica's display name, e.g. ``worker-1``."""
-        return f"{self.role}-{self.index}"
-
-    @property
-    def address(self) -> str:
-        """``HOST:PORT``, the address every platform variable names for this replica."""
-        return f"{self.host}:{self.port}"
 
 
 class Kill(Frozen):
@@ -162,6 +139,7 @@ class Plan(Frozen):
         "role_commands",
         "role_env",
         "shared_disk",
+        "output_uri",
     )
     command: tuple[str, ...]
     output_dir: str
@@ -193,6 +171,8 @@ class Plan(Frozen):
     shared_disk: bool
     """True: every replica runs in vtrain's folder with its TMPDIR and HOME (--shared-disk);
     False: each has a disk of its own (`vtrain.local.disks`), as separate machines do."""
+    output_uri: str | None
+    """A gs:// base output, rehearsed as gs:// (`vtrain.local.bucket`); `output_dir` is local."""
 
     def __init__(
         self,
@@ -217,6 +197,7 @@ class Plan(Frozen):
         role_commands: Mapping[str, tuple[str, ...]] | None = None,
         role_env: Mapping[str, Mapping[str, str]] | None = None,
         shared_disk: bool = False,
+        output_uri: str | None = None,
     ) -> None:
         self._init_from(locals())
 
@@ -329,8 +310,15 @@ class Plan(Frozen):
                     f"(the job has {max(counts[kill.role], 0)} {kill.role} replicas)",
                 )
 
+        # gs:// (--output-dir, a Vertex document's baseOutputDirectory) is served by an emulator.
+        doc = ((job or {}).get("baseOutputDirectory") or {}).get("outputUriPrefix") or ""
+        uri = next((u for u in (output_dir or "", doc) if u.startswith("gs://")), None)
+        if uri:
+            from vtrain.local.bucket import check_output_uri
+
+            check_output_uri(problems, uri, platform, "--output-dir")
         default = os.path.join("vtrain-output", "local", job_id)
-        base = os.path.abspath(default if output_dir is None else output_dir)
+        base = os.path.abspath(default if output_dir is None or output_dir == uri else output_dir)
         if "\0" in base:
             bad("--output-dir", "a NUL character (\\0) in a path", output_dir, "a path without NUL")
         elif os.path.exists(base) and not os.path.isdir(base):
@@ -362,12 +350,17 @@ class Plan(Frozen):
             ),
             role_env=role_env,
             shared_disk=shared_disk,
+            output_uri=uri,
         )
 
     def command_of(self, role: str) -> tuple[str, ...]:
-        """What a replica of `role` runs: its pool's command in a rehearsed job, else `command`."""
+        """What a replica of `role` runs: its pool's command in a rehearsed job, else `command`
+        and what its platform passes after it."""
         if self.role_commands and self.role_commands.get(role):
             return self.role_commands[role]
+        if self.platform == "aiplatform" and self.job is None:
+            # AI Platform passes the jobDir it made up (--output-dir); a config.yaml's has its own.
+            return (*self.command, f"--job-dir={self.output_dir}")
         return self.command
 
     @property

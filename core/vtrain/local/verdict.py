@@ -14,7 +14,7 @@ import json
 
 from vtrain.frozen import Frozen
 
-CHECKS = ("job", "kill", "local-disk", "loopback", "leader", "metric", "resume", "args")
+CHECKS = ("job", "kill", "storage", "local-disk", "loopback", "leader", "metric", "resume", "args")
 """The checks, in the order their findings are shown: how the job ended comes first, as
 nothing else the rehearsal says means much of a job that failed."""
 PLATFORM_NAMES = {

@@ -41,7 +41,13 @@ from vtrain.tune.results import (
 )
 from vtrain.tune.samplers import grid_size, make_sampler
 from vtrain.tune.study import Study
-from vtrain.tune.trial_env import trial_environment, trial_log, trial_metric_file, trial_plan
+from vtrain.tune.trial_env import (
+    make_trial_folders,
+    trial_environment,
+    trial_log,
+    trial_metric_file,
+    trial_plan,
+)
 
 # How long a stopped trial gets between SIGTERM and SIGKILL.
 STOP_GRACE_S = 10.0
@@ -186,7 +192,7 @@ class StudyRunner:
         flags = self.study.flags(trial.parameters)
         argv = [*self.command, *flags]
         plan = trial_plan(argv, self.output_dir, trial.trial_id, **asdict(self.replicas))
-        os.makedirs(plan.trial_dir, exist_ok=True)
+        make_trial_folders(plan)
         tag = self.study.metric.metric_id
         if not self.replicas.distributed:
             env = trial_environment(plan, self.environ, tag)

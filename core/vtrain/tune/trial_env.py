@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 
-from vtrain.context import trial_folder
+from vtrain.context import output_dirs, trial_folder
 from vtrain.local.environment import metric_file, replica_env
 from vtrain.local.plan import Plan
 from vtrain.local.ports import reserve_ports
@@ -37,6 +37,15 @@ def trial_plan(
         ps=ps,
         evaluators=evaluators,
     )
+
+
+def make_trial_folders(plan: Plan) -> None:
+    """Make the trial's folder and those its variables name (AIP_MODEL_DIR, the checkpoints,
+    the logs, the metric file's), as `vtrain local run` does for a job: a trial that writes
+    its model with a plain open() must work the same under `vtrain tune`."""
+    folders = output_dirs(plan.output_dir, plan.trial_id).values()
+    for folder in (*folders, os.path.dirname(trial_metric_file(plan))):
+        os.makedirs(folder, exist_ok=True)
 
 
 def trial_log(output_dir: str, trial_id: str) -> str:

@@ -32,9 +32,9 @@ from pathlib import Path
 
 import pytest
 
+from vtrain.local.verdict import CHECKS  # every one: three scripts break it, three keep it
+
 CORPUS = Path(__file__).parent / "corpus"
-CHECKS = ("job", "kill", "local-disk", "loopback", "leader", "metric", "resume", "args", "storage")
-"""Every check the corpus covers: each needs three scripts that break it and three that keep it."""
 ELSEWHERE = {"kubeflow_katib_api": "tests/submit/test_verdict_corpus_submit.py"}
 """A module some scripts need, and the test that runs them in the session that installs it."""
 _HEADER = ("expect", "run", "env", "args", "needs")

@@ -14,12 +14,14 @@ from vtrain.local.checks.local_disk import local_disk
 from vtrain.local.checks.loopback import loopback
 from vtrain.local.checks.metric import metric
 from vtrain.local.checks.resume import resume
+from vtrain.local.checks.storage import storage
 from vtrain.local.evidence import Evidence
 from vtrain.local.verdict import Finding, Verdict
 
 CHECKERS: tuple[Callable[[Evidence], list[Finding]], ...] = (
     job,
     kill,
+    storage,
     local_disk,
     loopback,
     leader,

@@ -44,7 +44,7 @@ def where(ev: Evidence, path: str) -> str:
     """What `path` is on the platform: ``shared`` (seen by every replica, outlives them),
     ``vtrain`` (the rehearsal's own files), ``disk`` (a run's disk here) or ``local`` (any
     other path: the replica's machine's own, although here it is the host's)."""
-    base = os.path.dirname(ev.model_dir)
+    base = os.path.dirname(ev.model_dir.rstrip(os.sep))
     shared = (ev.model_dir, ev.checkpoint_dir, os.path.join(base, "logs"), "/gcs", *ev.shared)
     if any(_below(path, place) for place in shared):
         return "shared"

@@ -6,6 +6,12 @@ a folder VTRAIN_LOCAL_WATCH names (the model folder), ``bind<TAB>HOST:PORT`` and
 ``connect<TAB>HOST:PORT`` for IPv4 sockets. Each distinct event is written once, so
 a training loop pays a dictionary look-up per audited call. The job's own
 sitecustomize, if it has one, runs after it.
+
+A Python open of a ``gs://`` URI (``open(os.path.join(os.environ["AIP_MODEL_DIR"], ...))``
+with a gs:// output) is refused with the error Vertex gives, FileNotFoundError, and
+noted as ``gs-open<TAB>URI``: on a machine where the folder ``gs:`` happens to exist
+(a script that ran ``os.makedirs`` on the URI first) it would write there, and
+on Vertex that folder is the machine's own disk, lost with it.
 """
 
 from __future__ import annotations
@@ -19,6 +25,10 @@ def _install() -> None:
     if not record:
         return
     watched = tuple(p for p in os.environ.get("VTRAIN_LOCAL_WATCH", "").split(os.pathsep) if p)
+    # A rehearsed bucket's /gcs/ view is a link: a write through it is named by where it lands,
+    # as the watcher names it. Set only in a gs:// rehearsal; elsewhere nothing is resolved.
+    mount = os.environ.get("VTRAIN_GCS_MOUNT") if watched else None
+    views = (mount.rstrip("/") + "/",) if mount else ()
     seen: set[tuple[str, str]] = set()
     state: dict[str, int] = {}  # "fd": the record's descriptor; "busy": inside the hook
 
@@ -43,6 +53,12 @@ def _install() -> None:
             return
         if event == "open":
             path, mode, flags = args
+            if not isinstance(path, (str, int)):
+                path = os.fsdecode(path) if isinstance(path, (bytes, os.PathLike)) else path
+            if isinstance(path, str) and path.startswith("gs:/"):
+                note("gs-open", path)
+                # Raised from the hook, it stops the open: the error is Vertex's, word for word.
+                raise FileNotFoundError(2, os.strerror(2), path)
             if not watched or not isinstance(path, str):
                 return
             if not (
@@ -51,6 +67,8 @@ def _install() -> None:
             ):
                 return
             full = os.path.abspath(path)
+            if views and full.startswith(views):
+                full = os.path.realpath(full)
             if full.startswith(watched):
                 note("write", full)
         elif event in ("socket.bind", "socket.connect"):

@@ -3,7 +3,8 @@
 CLUSTER_SPEC and TF_CONFIG are both set on every replica, with roles named
 master, worker, ps and evaluator. TF_CONFIG calls the chief `chief` when the
 job asks for it (`useChiefInTfConfig`, `--use-chief`) or has evaluators, as
-TensorFlow 2 strategies require; the evaluator stays outside its cluster.
+TensorFlow 2 strategies require; the evaluator stays outside its cluster. The
+job's jobDir reaches the program as an argument, `--job-dir` (`Plan.command_of`).
 """
 
 from __future__ import annotations

@@ -96,6 +96,7 @@ def main() -> int:
     p.add_argument("--term-exits-0", action="store_true")
     p.add_argument("--term-takes", type=float, default=0.0, help="seconds its SIGTERM save takes")
     p.add_argument("--info", action="store_true", help="print `vtrain info --json` first")
+    p.add_argument("--job-dir", help="AI Platform's jobDir, which every script must accept")
     a = p.parse_args()
     role, index, others, chief = whoami()
     me = f"{role}-{index}"
