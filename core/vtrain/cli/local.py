@@ -370,8 +370,8 @@ def _rehearsal(args: argparse.Namespace) -> dict[str, Any]:
     command = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
     # The job's folders must be known before the plan: config.yaml's jobDir names one.
     job_id = args.job_id or time.strftime("local-%Y%m%d-%H%M%S-") + str(os.getpid())
-    given = args.output_dir or os.path.join("vtrain-output", "local", job_id)
-    base = given if given.startswith("gs://") else os.path.abspath(given)  # gs://: Plan's
+    output = args.output_dir or os.path.join("vtrain-output", "local", job_id)
+    base = output if output.startswith("gs://") else os.path.abspath(output)  # gs://: Plan's
     found = rehearsal(read_job(args.job), command, args.trial, base)
     log = _log()
     for line in _command_lines(found.options["role_commands"], command):
