@@ -76,33 +76,24 @@ def test_what_others_do_is_no_runs(tmp_path: Path) -> None:
     assert not [path for _, path in run.seen if path.startswith(str(tmp_path))]
 
 
-def _unprivileged(tmp: str) -> dict[str, str]:
+def _as_nobody(tmp: str, *argv: str) -> subprocess.CompletedProcess[str]:
+    """This interpreter run as the user nobody, in `tmp` (which it can write)."""
     env = dict(os.environ, HOME=tmp, TMPDIR=tmp)
     env["PYTHONPATH"] = os.pathsep.join(
         p for p in (str(Path(__file__).parents[3] / "core"), env.get("PYTHONPATH")) if p
     )
-    return env
+    os.chmod(tmp, 0o777)
+    nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable]
+    return subprocess.run(
+        [*nobody, *argv], capture_output=True, text=True, env=env, timeout=120, cwd=tmp
+    )
 
 
 @pytest.mark.skipif(not ROOT, reason="needs root to become another user")
 def test_a_machine_that_refuses_it_says_why() -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        os.chmod(tmp, 0o777)
-        done = subprocess.run(
-            [
-                "setpriv",
-                "--reuid=65534",
-                "--regid=65534",
-                "--clear-groups",
-                sys.executable,
-                "-c",
-                "from vtrain.local.watch import Watcher; print(Watcher.start(['/tmp'], 1))",
-            ],
-            capture_output=True,
-            text=True,
-            env=_unprivileged(tmp),
-            timeout=60,
-            cwd=tmp,
+        done = _as_nobody(
+            tmp, "-c", "from vtrain.local.watch import Watcher; print(Watcher.start(['/tmp'], 1))"
         )
     assert done.returncode == 0, done.stderr
     assert "need" in done.stdout and "root" in done.stdout, done.stdout
@@ -111,34 +102,21 @@ def test_a_machine_that_refuses_it_says_why() -> None:
 @pytest.mark.skipif(not ROOT, reason="needs root to become another user")
 def test_a_rehearsal_without_it_says_what_it_did_not_check() -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        os.chmod(tmp, 0o777)
         verdict = Path(tmp) / "verdict.json"
-        done = subprocess.run(
-            [
-                "setpriv",
-                "--reuid=65534",
-                "--regid=65534",
-                "--clear-groups",
-                sys.executable,
-                "-m",
-                "vtrain",
-                "local",
-                "run",
-                "--output-dir",
-                f"{tmp}/out",
-                "--verdict-json",
-                str(verdict),
-                "--",
-                # Python's own folders here are root's: the job is a shell's.
-                "sh",
-                "-c",
-                'echo m > "$AIP_MODEL_DIR/model.txt"',
-            ],
-            capture_output=True,
-            text=True,
-            env=_unprivileged(tmp),
-            timeout=120,
-            cwd=tmp,
+        # Python's own folders here are root's: the job is a shell's.
+        job = ["sh", "-c", 'echo m > "$AIP_MODEL_DIR/model.txt"']
+        done = _as_nobody(
+            tmp,
+            "-m",
+            "vtrain",
+            "local",
+            "run",
+            "--output-dir",
+            f"{tmp}/out",
+            "--verdict-json",
+            str(verdict),
+            "--",
+            *job,
         )
         assert done.returncode == 0, done.stdout + done.stderr
         found = json.loads(verdict.read_text())
