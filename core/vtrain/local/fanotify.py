@@ -40,7 +40,6 @@ class Fanotify:
         self._fd = fd
         self._libc = libc
         self._mounts = mounts  # fsid -> a descriptor on that filesystem, for its handles
-        self._folders: dict[bytes, str | None] = {}
         self.lost = False
         """Events were dropped (the kernel's queue overflowed)."""
 
@@ -95,7 +94,7 @@ class Fanotify:
 
     def read(self) -> list[tuple[int, int, bytes, bytes, bytes]]:
         """The events queued now: (mask, pid, fsid, folder handle, name); one read, which
-        blocks when there is none. `path` resolves the last three."""
+        blocks when there is none. `folder` resolves a handle."""
         try:
             data = os.read(self._fd, 1 << 18)
         except BlockingIOError:
@@ -123,17 +122,9 @@ class Fanotify:
             offset += length
         return found
 
-    def path(self, fsid: bytes, handle: bytes, name: bytes) -> str | None:
-        """The path of `name` in the folder `handle` names, or None when the folder is gone.
-        Folders are remembered: one that is renamed later keeps the name it had when first
-        seen (the rehearsal's folders are not renamed)."""
-        key = fsid + handle
-        folder = self._folders.get(key, "")
-        if folder == "":
-            folder = self._folders[key] = self._resolve(fsid, handle)
-        return None if folder is None else os.path.join(folder, os.fsdecode(name))
-
-    def _resolve(self, fsid: bytes, handle: bytes) -> str | None:
+    def folder(self, fsid: bytes, handle: bytes) -> str | None:
+        """The path of the folder `handle` names, or None when it is gone. The caller
+        remembers it: a folder renamed later keeps the name it had when first seen."""
         mount = self._mounts.get(fsid)
         if mount is None:
             return None
