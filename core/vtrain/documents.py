@@ -14,7 +14,10 @@ deep); they exist so that no document costs more than a second and a few MB.
 from __future__ import annotations
 
 import json
+import os
+import stat
 
+from vtrain.document_strings import string_problem, string_refused
 from vtrain.errors import ConfigError
 
 # `typing` costs milliseconds at start-up; the names are for the type checker only.
@@ -56,10 +59,20 @@ def refused(problem: str, source: str, line: int | None = None) -> ConfigError:
 
 
 def read_text(path: str, what: str) -> str:
-    """The UTF-8 text of the file at `path`, refused past MAX_BYTES; `what` names it in errors."""
+    """The UTF-8 text of the regular file at `path`, refused past MAX_BYTES; `what` names it in
+    errors."""
     try:
-        with open(path, "rb") as f:
+        # A FIFO with no writer, a terminal or a tape would block the open or the read
+        # forever, and /dev/zero never ends: only a regular file is a document. Stat first, so
+        # that a device is never opened; the open cannot block either way (O_NONBLOCK), and
+        # fstat refuses what was swapped in between.
+        _regular(os.stat(path).st_mode, path, what)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        with open(fd, "rb") as f:
+            _regular(os.fstat(fd).st_mode, path, what)
             data = f.read(MAX_BYTES + 1)
+    except ConfigError:
+        raise
     except (OSError, ValueError) as e:
         # ValueError: a path no file can have (a NUL, a surrogate the file system cannot encode).
         why = e.strerror if isinstance(e, OSError) else "not a path this system can open"
@@ -81,6 +94,30 @@ def read_text(path: str, what: str) -> str:
             expected="a UTF-8 file",
             hint="save it as UTF-8 (an editor's Latin-1 or Windows-1252 writes é as one byte)",
         ) from None
+
+
+_KINDS = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def file_kind(mode: int) -> str | None:
+    """What a file of `mode` (st_mode) is, in words, when it is not a regular file; else None."""
+    if stat.S_ISREG(mode):
+        return None
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
+def _regular(mode: int, path: str, what: str) -> None:
+    kind = file_kind(mode)
+    if kind is not None:
+        raise ConfigError(
+            f"{what} is {kind}", source=path, expected="a regular file (a .yaml or .json document)"
+        )
 
 
 def parse_json(text: str, source: str) -> Any:
@@ -126,7 +163,8 @@ def _check_size(text: str, source: str) -> None:
 
 
 def check_tree(document: Any, source: str) -> None:
-    """Refuse a parsed document past the bounds, or holding a NUL, which no process can take.
+    """Refuse a parsed document past the bounds, or holding a string no process or API can take
+    (`vtrain.document_strings`).
 
     Walked without recursion: a document deeper than the interpreter's stack is refused
     here too, as is a list that holds itself.
@@ -142,25 +180,20 @@ def check_tree(document: Any, source: str) -> None:
         if depth > MAX_DEPTH:
             raise refused(f"nested more than {MAX_DEPTH} levels deep", source)
         if isinstance(value, str):
-            if "\0" in value:
-                raise _nul(source, path)
+            _check_string(value, source, path)
         elif isinstance(value, dict):
             for key, item in value.items():
-                if isinstance(key, str) and "\0" in key:
-                    raise _nul(source, (path, key))
+                if isinstance(key, str):
+                    _check_string(key, source, (path, key))
                 stack.append((item, depth + 1, (path, key)))
         elif isinstance(value, list):
             stack.extend((item, depth + 1, (path, i)) for i, item in enumerate(value))
 
 
-def _nul(source: str, path: Any) -> ConfigError:
-    # Not quoted: the string may be an env value, a credential.
-    return ConfigError(
-        "a NUL character (\\0) in a string",
-        source=source,
-        path=_dotted(path),
-        expected="text without NUL: no command line, variable or API field can hold one",
-    )
+def _check_string(text: str, source: str, path: Any) -> None:
+    problem = string_problem(text)
+    if problem is not None:
+        raise string_refused(problem, source, _dotted(path))
 
 
 def _dotted(path: Any) -> str:

@@ -98,10 +98,15 @@ class MissingExtraError(PluginError, ImportError):
     def __init__(
         self, what: str, extra: str | None, *, module: str | None = None, install: str = ""
     ) -> None:
-        # A vtrain extra when there is one; else the plugin's own instruction; else the module.
-        hint = f'pip install "vtrain[{extra}]"' if extra else install or f"pip install {module}"
+        from vtrain.install_hints import Installation, install_command
+
+        # What vtrain declares for the module (or the extra), in the form that fits how vtrain
+        # is installed; else the instruction of a plugin shipped elsewhere; else the module.
+        ours = install_command(extra, module, Installation.here()) if extra or not install else None
+        hint = ours or install or f"pip install {module or extra}"
         super().__init__(
-            f"{what} needs {module or extra!r}, which is not installed",
+            # Worded so that any `what` reads right: "YAML job files needs" did not.
+            f"{module or extra!r}, needed for {what}, is not installed",
             hint=hint,
         )
         # ImportError.__init__ is not reached through ValueError; set what it would, and

@@ -32,6 +32,8 @@ _HINTS = {
     errno.EIO: "the disk or network file system reported an I/O error: check its health",
     errno.ENOMEM: "the machine is out of memory: run fewer replicas or trials at once",
     errno.EAGAIN: "a process or memory limit was reached: run fewer replicas or trials at once",
+    # The keeper's answer to an argument or variable that no process can be given.
+    errno.EILSEQ: "an argument or a variable holds a NUL or a lone surrogate: remove it",
 }
 
 OUT_OF_DESCRIPTORS = frozenset({errno.EMFILE, errno.ENFILE})

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+CONSTRAINTS = Path(__file__).resolve().parents[2] / "tests" / "constraints.txt"
+
 TOP = "import vtrain\nvtrain.one_line_errors()\n"
 
 
@@ -23,13 +25,14 @@ def run(tmp_path: Path, body: str) -> subprocess.CompletedProcess[str]:
         # The examples' case: the framework is imported after the hook, and is missing here.
         (
             "import torch\n",
-            "train.py: error: this script needs 'torch', which is not installed. "
-            'Hint: pip install "vtrain[pytorch]"\n',
+            "train.py: error: 'torch', needed for this script, is not installed. "
+            f'Hint: pip install -c {CONSTRAINTS} "torch>=2.2" (as vtrain[pytorch] asks for it)\n',
         ),
         (
             "from lightning.pytorch import Trainer\n",
-            "train.py: error: this script needs 'lightning', which is not installed. "
-            'Hint: pip install "vtrain[lightning]"\n',
+            "train.py: error: 'lightning', needed for this script, is not installed. "
+            f'Hint: pip install -c {CONSTRAINTS} "lightning>=2.2" '
+            "(as vtrain[lightning] asks for it)\n",
         ),
         (
             "raise vtrain.UsageError('not a count', source='--steps', value='x')\n",

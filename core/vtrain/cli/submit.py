@@ -189,7 +189,8 @@ def add_job_arguments(
         "-o",
         "--output",
         metavar="FILE",
-        help="write the whole document (credentials too) to FILE instead of printing it",
+        help="write the whole document (credentials too) to FILE instead of printing it; "
+        "FILE is made readable by this user only (mode 0600)",
     )
     p.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS...]")
 
@@ -197,8 +198,11 @@ def add_job_arguments(
 def run(args: argparse.Namespace) -> int:
     """Render, check, and print or send the job."""
     # Imported here: `vtrain --help` and the other commands never load the submit path.
+    from vtrain.document_strings import check_flags
     from vtrain.submit import flow
 
+    # Files on this machine may have any name; every other value goes into the job.
+    check_flags(vars(args), local=("job", "output", "study", "kubeconfig", "python_package"))
     delivery = _delivery(args)
     flow.check_delivery(args.platform, delivery)
     if args.job is not None:

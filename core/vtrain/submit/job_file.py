@@ -11,7 +11,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from vtrain.documents import parse_json, parse_yaml, read_text
+from vtrain.documents import check_tree, parse_json, parse_yaml, read_text
 from vtrain.errors import ConfigError
 from vtrain.redact import HIDDEN
 from vtrain.submit.document import JobDocument
@@ -42,6 +42,10 @@ def load_job(document: Any, *, source: str, name: str = "vtrain-job") -> JobDocu
             value=type(document).__name__,
             expected="a CustomJob, HyperparameterTuningJob, config.yaml or Kubeflow manifest",
         )
+    # Read from a file, the parser has checked this already; a document built in memory (a
+    # render, a test) has not, and a surrogate or a NUL would otherwise first fail in a
+    # replica's start or the API's encoder, far from the field that holds it.
+    check_tree(document, source)
     marked = redaction_mark(document)
     if marked is not None:
         # A document printed by `vtrain render` hides credentials; sent, the job would run

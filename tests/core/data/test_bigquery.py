@@ -305,5 +305,8 @@ def test_without_the_extra_the_error_names_it() -> None:
     env = {k: v for k, v in os.environ.items() if k != "VTRAIN_BIGQUERY_ENDPOINT"}
     done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    assert "MissingExtraError bq:// tables needs 'google.cloud.bigquery_storage_v1'" in done.stdout
-    assert 'Hint: pip install "vtrain[bigquery]"' in done.stdout
+    assert (
+        "MissingExtraError 'google.cloud.bigquery_storage_v1', needed for bq:// tables"
+        in done.stdout
+    )
+    assert '"google-cloud-bigquery-storage>=2.24" (as vtrain[bigquery]' in done.stdout

@@ -214,7 +214,7 @@ def test_without_the_emulator_the_rehearsal_names_the_extra(tmp_path: Path) -> N
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode != 0
-    assert 'pip install "vtrain[local-gcs]"' in done.stderr
+    assert '"gcp-storage-emulator>=2024.8.3" (as vtrain[local-gcs]' in done.stderr
     assert MissingExtraError.__name__ in done.stderr
 
 

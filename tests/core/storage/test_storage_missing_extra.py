@@ -40,5 +40,7 @@ def test_every_operation_names_the_extra(
     for name in ("google", "google.api_core", "google.cloud", "google.cloud.storage"):
         monkeypatch.setitem(sys.modules, name, None)
     location = open_location("gs://bucket/prefix", gcs_mount=str(tmp_path / "no-mount"))
-    with pytest.raises(MissingExtraError, match=r'pip install "vtrain\[gcs\]"'):
+    with pytest.raises(
+        MissingExtraError, match=r'pip install .*"google-cloud-storage>=2.10" \(as vtrain\[gcs\]'
+    ):
         call(location, tmp_path)

@@ -118,7 +118,7 @@ def test_a_missing_client_names_the_extra() -> None:
     out = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code)], check=True, capture_output=True, text=True
     ).stdout
-    assert "google.cloud.storage" in out and 'pip install "vtrain[gcs]"' in out
+    assert "google.cloud.storage" in out and '"google-cloud-storage>=2.10" (as vtrain[gcs]' in out
     assert issubclass(MissingExtraError, ImportError)
 
 

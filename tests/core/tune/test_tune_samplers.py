@@ -106,6 +106,6 @@ def test_model_based_search_without_optuna_names_the_extra(monkeypatch: pytest.M
     monkeypatch.setitem(sys.modules, "optuna", None)
     study = make(Parameter("x", "DOUBLE", 0.0, 1.0), algorithm="ALGORITHM_UNSPECIFIED")
     with pytest.raises(
-        MissingExtraError, match=r"model-based search .* needs 'optuna'.*vtrain\[tune\]"
+        MissingExtraError, match=r"'optuna', needed for the model-based search .*vtrain\[tune\]"
     ):
         OptunaSampler(study, seed=0)

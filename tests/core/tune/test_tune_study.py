@@ -102,7 +102,10 @@ def test_gcloud_config_in_json_needs_only_the_standard_library(
 
 def test_yaml_without_pyyaml_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "yaml", None)
-    with pytest.raises(MissingExtraError, match=r"YAML study file needs 'yaml'.*vtrain\[tune\]"):
+    with pytest.raises(
+        MissingExtraError,
+        match=r"'yaml', needed for a YAML study file.*\"pyyaml>=6\" \(as vtrain\[tune\]",
+    ):
         parse_study(YAML, source="study.yaml")
 
 
