@@ -5,11 +5,32 @@ die when vtrain dies, even by SIGKILL. The kernel's parent-death signal
 (PR_SET_PDEATHSIG) is lost at every fork, and an orphan goes to the nearest
 living subreaper: when vtrain itself is that subreaper and dies, the daemons go
 to init. So a process that outlives vtrain must be their ancestor: the keeper,
-a fork of vtrain (no new interpreter: about a millisecond). It starts each
-replica with posix_spawn, is a subreaper that their orphans come back to, gets
-SIGTERM when vtrain dies (PR_SET_PDEATHSIG; or sees the socket to vtrain end)
-and then kills every process under it. One keeper per job, not a guard per
-replica: a fresh interpreter per replica cost about 20 ms of CPU each.
+a fork of vtrain's fork (no new interpreter: about a millisecond each). It
+starts each replica with posix_spawn, is a subreaper that their orphans come
+back to, gets SIGTERM when its parent dies (PR_SET_PDEATHSIG; or sees the socket
+to vtrain end) and then kills every process under it. One keeper per job, not a
+guard per replica: a fresh interpreter per replica cost about 20 ms of CPU each.
+
+Between vtrain and the keeper stands the keeper's guard, vtrain's own fork: it
+only waits. It is a subreaper too, and gets SIGTERM when vtrain dies. Any two of
+the three can die by SIGKILL together and the third stops everything:
+- vtrain and the keeper (`pkill -9 -f vtrain`; a person's `kill -9` of both):
+  the replicas and their orphans come back to the guard, which kills them all
+  when it sees the keeper end;
+- vtrain and the guard: the keeper's parent-death signal ends it, as before;
+- the guard and the keeper: vtrain sees the socket end and fails the job, and
+  every replica comes back to `vtrain local run`, a subreaper, whose end stops them.
+Rejected: a parent-death signal per replica reaches only the replica, never its
+children, and needs a step between fork and exec (posix_spawn has none); a PID
+namespace whose init dies takes everything with it, but needs privileges, and
+a replica's os.getpid() would no longer name it in /proc; a cgroup needs a
+writable hierarchy, and still a live process to kill it once the keeper is gone.
+All three die only together: no process watches from outside the job.
+
+The keeper and the guard are titled `vtrain keeper of JOB` and `keeper's guard
+of JOB` (`vtrain.local.title`): `ps` says what they are, `pkill -f "vtrain
+local"` reaches vtrain alone, whose death ends the rest, and `pkill -9 -f
+vtrain` reaches vtrain and the keeper, not the guard, which then stops the rest.
 
 vtrain asks over a socket pair: start this command (its output pipe passed
 along), signal that replica's process group, end. The keeper answers each start
@@ -41,6 +62,7 @@ from vtrain.local.reaper import (
     stop_descendants,
 )
 from vtrain.local.serving import ServingFiles
+from vtrain.local.title import set_title
 
 # `typing` costs milliseconds at start-up; the names are for the type checker only.
 TYPE_CHECKING = False
@@ -66,8 +88,9 @@ class KeeperGone(Exception):
 class Keeper:
     """The keeper as vtrain sees it: start replicas through it, signal them, hear them end."""
 
-    def __init__(self, pid: int, sock: _socket.socket) -> None:
+    def __init__(self, pid: int, guard: int, sock: _socket.socket) -> None:
         self.pid = pid
+        self.guard = guard
         self._sock = sock
         self._frames = Frames()
         self._replies: list[tuple[Any, ...]] = []
@@ -75,29 +98,33 @@ class Keeper:
         self._closed = False
 
     @classmethod
-    def start(cls, private: str | None = None) -> Keeper:
-        """Fork the keeper; from here on it starts every replica of the job.
+    def start(cls, private: str | None = None, job: str | None = None) -> Keeper:
+        """Fork the guard, which forks the keeper; from here on it starts every replica.
 
         `private`: the job's private folder, which the keeper removes as it ends, so
-        that a SIGKILL of vtrain does not leave it behind.
+        that a SIGKILL of vtrain does not leave it behind. `job`: the job's name in
+        the two processes' titles (default: vtrain's pid).
         """
         ours, theirs = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_STREAM)
         parent = os.getpid()
-        pid = os.fork()
-        if pid == 0:  # the keeper: it never returns into vtrain's code
-            status = 1
-            try:
-                ours.close()
-                status = _keep(theirs, parent, private)
-            except BaseException:  # noqa: BLE001 - shown, then the keeper ends
-                with contextlib.suppress(BaseException):
-                    import traceback
-
-                    traceback.print_exc()
-            finally:
-                os._exit(status)
+        job = job or f"pid {parent}"
+        guard = os.fork()
+        if guard == 0:  # the guard, and the keeper it forks: they never return into vtrain's code
+            ours.close()
+            _run(_guard, theirs, parent, private, job)
         theirs.close()
-        return cls(pid, ours)
+        # The guard sends the keeper's pid as soon as it has forked it, before the keeper
+        # can say anything; the replicas' watcher needs it before the first starts.
+        answer = b""
+        with contextlib.suppress(OSError):
+            while len(answer) < _INT.size and (chunk := ours.recv(_INT.size - len(answer))):
+                answer += chunk
+        if len(answer) < _INT.size:  # the guard could not fork the keeper
+            ours.close()
+            _, status = os.waitpid(guard, 0)
+            code = os.waitstatus_to_exitcode(status)
+            raise OSError(code, os.strerror(code), "the keeper's fork")
+        return cls(_INT.unpack(answer)[0], guard, ours)
 
     def fileno(self) -> int:
         """Readable when the keeper has said something: a replica's exit, or its own end."""
@@ -182,9 +209,9 @@ class Keeper:
                 if not self._sock.recv(_CHUNK):
                     break
             else:
-                os.kill(self.pid, signal.SIGKILL)
+                os.kill(self.pid, signal.SIGKILL)  # its guard stops what it leaves
         with contextlib.suppress(ChildProcessError):
-            os.waitpid(self.pid, 0)
+            os.waitpid(self.guard, 0)
         self._sock.close()
 
     def _send(self, message: tuple[Any, ...], fds: Sequence[int] = ()) -> None:
@@ -208,10 +235,24 @@ def _nothing(signum: int, frame: object) -> None:
     """A handler, so that the signal wakes the loop through the wakeup fd."""
 
 
-def _keep(sock: _socket.socket, parent: int, private: str | None) -> int:
-    """The keeper's life: set up, then serve vtrain until it ends or dies."""
+def _run(life: Any, *args: Any) -> None:
+    """Live `life(*args)` in a fork, and exit with its status: never return into vtrain's code."""
+    status = 1
+    try:
+        status = life(*args)
+    except BaseException:  # noqa: BLE001 - shown, then the process ends
+        with contextlib.suppress(BaseException):
+            import traceback
+
+            traceback.print_exc()
+    finally:
+        os._exit(status)
+
+
+def _leave_vtrain(sock: _socket.socket) -> None:
+    """What every fork of vtrain here does first: let go of vtrain's objects and descriptors."""
     # vtrain's objects came along with the fork: a collection could finalize one of them
-    # (flush a copied buffer a second time). The keeper makes little garbage.
+    # (flush a copied buffer a second time). The keeper and its guard make little garbage.
     gc.disable()
     # Nothing of vtrain's but the socket: a copied port lock or pipe end would outlive it.
     keep = sock.fileno()
@@ -221,6 +262,63 @@ def _keep(sock: _socket.socket, parent: int, private: str | None) -> int:
     # not a session: a session is a scheduling group (autogroup) of its own, and starting
     # a replica from one took milliseconds instead of a tenth of one.
     os.setpgid(0, 0)
+
+
+def _guard(sock: _socket.socket, parent: int, private: str | None, job: str) -> int:
+    """The guard's life: fork the keeper, then wait; when the keeper or vtrain ends, stop
+    everything under it."""
+    # The keeper and its pid first: the first replica waits for them, not for the rest.
+    # The replicas' orphans come back to the keeper; to the guard only once the keeper is
+    # gone, which a keeper killed in the guard's first microseconds leaves to vtrain's.
+    gc.disable()
+    me = os.getpid()
+    try:
+        keeper = os.fork()
+    except OSError as e:  # vtrain sees the socket end without a pid, and this status
+        return e.errno or errno.EAGAIN
+    if keeper == 0:
+        _run(_keep, sock, me, private, job)
+    with contextlib.suppress(OSError):  # vtrain is gone: the keeper sees it
+        sock.sendall(_INT.pack(keeper))
+    keeper_ended = False
+
+    def end_keeper(signum: int, frame: object) -> None:
+        # vtrain died (the parent-death signal) or a person's kill: the keeper does the
+        # stopping, and removes the private folder; it sees vtrain's end on the socket too.
+        if not keeper_ended:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(keeper, signal.SIGTERM)
+
+    for sig in _ENDS:
+        signal.signal(sig, end_keeper)
+    if SUPPORTED:
+        set_parent_death_signal(signal.SIGTERM)
+        become_subreaper()
+    _leave_vtrain(sock)
+    # Its copy closed, the keeper's end is the socket's only one: vtrain sees the keeper end.
+    sock.close()
+    set_title(f"keeper's guard of {job}", "keeper's guard")
+    if os.getppid() != parent:  # vtrain died before the parent-death signal was set
+        end_keeper(signal.SIGTERM, None)
+    while True:
+        try:
+            pid, _ = os.wait()  # orphans that came back to the guard are reaped on the way
+        except ChildProcessError:
+            break
+        if pid == keeper:
+            keeper_ended = True
+            break
+    # The keeper ended: by itself, all stopped already, or by SIGKILL, its replicas ours now.
+    stop_descendants()
+    if private is not None:
+        ServingFiles(private).remove()
+    return 0
+
+
+def _keep(sock: _socket.socket, parent: int, private: str | None, job: str) -> int:
+    """The keeper's life: set up, then serve vtrain until it ends or dies."""
+    _leave_vtrain(sock)
+    set_title(f"vtrain keeper of {job}", "vtrain keeper")
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
     for sig in (*_ENDS, signal.SIGCHLD):
@@ -231,7 +329,7 @@ def _keep(sock: _socket.socket, parent: int, private: str | None) -> int:
         become_subreaper()
     replicas: set[int] = set()  # started and not reaped
     try:
-        if os.getppid() == parent:  # else vtrain died before the parent-death signal was set
+        if os.getppid() == parent:  # else the guard died before the parent-death signal was set
             _serve(sock, wake_r, replicas)
     finally:
         for pid in replicas:  # where /proc cannot list the descendants, the groups at least
@@ -301,6 +399,10 @@ def _answer(
             pid = _spawn(argv, env, output, cwd)
         except OSError as e:
             pids.append(-(e.errno or errno.ENOEXEC))
+        except ValueError:
+            # A NUL or a lone surrogate in an argument or a variable (UnicodeEncodeError is a
+            # ValueError): documents are checked before this, but the keeper must outlive one.
+            pids.append(-errno.EILSEQ)
         else:
             replicas.add(pid)
             pids.append(pid)

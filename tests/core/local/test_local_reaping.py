@@ -3,6 +3,9 @@
 A replica's daemon (double fork, setsid) is stopped with the job; `kill -9` of
 vtrain takes every replica and daemon with it; a replica log that hits
 RLIMIT_FSIZE is reported once and the job goes on to its end and its cleanup.
+A SIGKILL of any two of vtrain, the keeper's guard and the keeper, at once,
+leaves nothing of the job, 20 times in a row; the keeper and its guard say what
+they are in `ps`, and `pkill -f "vtrain local"` does not find them.
 """
 
 from __future__ import annotations
@@ -93,6 +96,106 @@ def _command_line(pid: int) -> bytes:
         return f.read()
 
 
+def _titled(root: int, title: bytes) -> int:
+    """The one process under `root` whose command line starts with `title`."""
+    found, todo = [], [root]
+    while todo:
+        for pid in _children(todo.pop()):
+            todo.append(pid)
+            if _command_line(pid).startswith(title):
+                found.append(pid)
+    [pid] = found
+    return pid
+
+
+def _start_sleeping_job(
+    env: dict[str, str], tmp_path: Path, name: str
+) -> tuple[Path, subprocess.Popen[bytes]]:
+    """A job of two replicas that sleep; each has a child, which left a daemon; all started."""
+    out = tmp_path / f"{name}-rec"
+    # The replica's first process is `sleep`; the escaper is its child and forks the daemon.
+    replica = f'"{sys.executable}" "{ESCAPER}" "{out}" --sleep 600 & exec sleep 600'
+    command = [
+        *VTRAIN,
+        "--workers",
+        "1",
+        "--output-dir",
+        str(tmp_path / name),
+        "--",
+        "sh",
+        "-c",
+        replica,
+    ]
+    proc = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: len(escaped(out)) == 2)
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        raise
+    return out, proc
+
+
+def test_the_keeper_and_its_guard_say_what_they_are(
+    env: dict[str, str], mark: str, tmp_path: Path
+) -> None:
+    _, proc = _start_sleeping_job(env, tmp_path, "titled")
+    try:
+        guard = _titled(proc.pid, b"keeper's guard of titled\0")
+        keeper = _titled(proc.pid, b"vtrain keeper of titled\0")
+        assert guard in _children(proc.pid) and keeper in _children(guard)
+        for pid, name in ((guard, b"keeper's guard\n"), (keeper, b"vtrain keeper\n")):
+            with open(f"/proc/{pid}/comm", "rb") as f:
+                assert f.read() == name
+            # What `pkill -f "vtrain local"` matches: the command line, NULs read as spaces.
+            assert b"vtrain local" not in _command_line(pid).replace(b"\0", b" ")
+        assert b"vtrain\0local" in _command_line(proc.pid)  # vtrain itself: found, as before
+        # `pkill -9 -f vtrain` spares the guard, which then stops the rest.
+        assert b"vtrain" not in _command_line(guard)
+    finally:
+        proc.kill()
+        proc.wait()
+    wait_for(lambda: not marked(mark), seconds=10)
+
+
+def test_sigkill_of_vtrain_and_its_keeper_together_leaves_nothing_20_times(
+    env: dict[str, str], mark: str, tmp_path: Path
+) -> None:
+    for n in range(20):
+        _, proc = _start_sleeping_job(env, tmp_path, f"job-{n}")
+        try:
+            keeper = _titled(proc.pid, b"vtrain keeper of ")
+            first, second = (proc.pid, keeper) if n % 2 else (keeper, proc.pid)
+            os.kill(first, signal.SIGKILL)  # as `pkill -9 -f` does, one after the other
+            os.kill(second, signal.SIGKILL)
+        finally:
+            proc.kill()
+            proc.wait()
+        # Before: both replicas, their children and their daemons slept on, under init.
+        wait_for(lambda: not marked(mark), seconds=10)
+
+
+@pytest.mark.parametrize("pair", [("vtrain", "guard"), ("guard", "keeper")])
+def test_sigkill_of_any_two_of_vtrain_the_guard_and_the_keeper_leaves_nothing(
+    env: dict[str, str], mark: str, tmp_path: Path, pair: tuple[str, str]
+) -> None:
+    _, proc = _start_sleeping_job(env, tmp_path, "job")
+    try:
+        pids = {
+            "vtrain": proc.pid,
+            "guard": _titled(proc.pid, b"keeper's guard of "),
+            "keeper": _titled(proc.pid, b"vtrain keeper of "),
+        }
+        for name in pair:
+            os.kill(pids[name], signal.SIGKILL)
+        if "vtrain" not in pair:  # vtrain sees its keeper gone, fails the job and stops all
+            assert proc.wait(timeout=60) == 1
+    finally:
+        proc.kill()
+        proc.wait()
+    wait_for(lambda: not marked(mark), seconds=10)
+
+
 def test_a_killed_keeper_fails_the_job_and_takes_everything_with_it(
     env: dict[str, str], mark: str, tmp_path: Path
 ) -> None:
@@ -103,8 +206,7 @@ def test_a_killed_keeper_fails_the_job_and_takes_everything_with_it(
     )
     try:
         wait_for(lambda: len(escaped(out)) == 3)
-        # The keeper: vtrain's fork, the one child that runs vtrain's own command line.
-        [keeper] = [p for p in _children(proc.pid) if _command_line(p) == _command_line(proc.pid)]
+        keeper = _titled(proc.pid, b"vtrain keeper of ")
         os.kill(keeper, signal.SIGKILL)
         shown, errors = proc.communicate(timeout=60)
     finally:
