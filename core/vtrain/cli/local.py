@@ -91,7 +91,8 @@ def add_parser(subparsers: Any) -> None:
     run.add_argument(
         "--output-dir",
         metavar="DIR",
-        help="the job's base output folder (default ./vtrain-output/local/JOB_ID)",
+        help="the job's base output folder (default ./vtrain-output/local/JOB_ID); one job "
+        "at a time: a second job there stops at once, naming the first",
     )
     run.add_argument("--job-id", metavar="ID", help="CLOUD_ML_JOB_ID (default: made up)")
     run.add_argument(

@@ -1,6 +1,7 @@
 """A local job from its plan to its result: ports, addresses, folders, the console, the verdict.
 
-`run_job` reserves the replicas' ports and addresses, makes the job's folders
+`run_job` holds the job's folder (`vtrain.local.folder_lock`: one job per
+folder), reserves the replicas' ports and addresses, makes the job's folders
 and disks, writes its header, has the supervisor (`vtrain.local.supervisor`) run
 it to its end, shows the summary table and judges the rehearsal.
 """
@@ -18,6 +19,7 @@ from vtrain.local.disks import DISKS_FOLDER, Disks
 from vtrain.local.environment import metric_file, replica_env
 from vtrain.local.evidence import Evidence
 from vtrain.local.faults import given
+from vtrain.local.folder_lock import FolderLock
 from vtrain.local.launch_errors import no_private_folder, unwritable
 from vtrain.local.not_rehearsed import not_rehearsed
 from vtrain.local.notes import Notes
@@ -44,7 +46,11 @@ def run_job(
 ) -> JobResult:
     """Run every replica of `plan` to the job's end, as its platform would; leave no process.
     `no_model`: the job writes no model by design (the verdict expects none)."""
-    with reserve_ports(plan.size) as ports:
+    try:  # before anything in the folder is touched: a second job there would destroy this one
+        lock = FolderLock.take(plan.trial_dir, plan.job_id)
+    except OSError as e:
+        raise unwritable(plan, e) from None
+    with lock, reserve_ports(plan.size) as ports:
         hosts = separate_hosts(plan.size)
         replicas = plan.replicas(ports, hosts or ())
         try:

@@ -83,6 +83,10 @@ class Output:
     def line(self, name: str, data: bytes) -> None:
         """One line (without its newline) that replica `name` printed."""
         self._log(name, data + b"\n")
+        self.show(name, data)
+
+    def show(self, name: str, data: bytes) -> None:
+        """A line replica `name` printed, shown and not logged (its log has it already)."""
         text = data.decode("utf-8", "replace").rstrip("\r")
         self.write(f"{self._prefix[name]}{text}\n")
 

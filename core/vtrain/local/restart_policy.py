@@ -189,8 +189,13 @@ def decide(exit: Exit, rules: Rules) -> Decision:
     status = max(1, shell_status(code))
     refused = None if exit.injected else refused_arguments(code, exit.tail)
     if refused is not None:
-        reason = f"{name}'s script refused its arguments ({refused})"
-        note = reason + "; not restarting it: a restart passes the same arguments"
+        # The script's line comes last, in no brackets: it may end in a hidden value, and a
+        # note is redacted again as it is shown, where a value runs to the next blank.
+        reason = f"{name}'s script refused its arguments: {refused}"
+        note = (
+            f"{name}'s script refused its arguments; not restarting it, as a restart passes "
+            f"the same arguments: {refused}"
+        )
         return Decision(STOP, ((note, name),), status=shell_status(code), reason=reason)
     at_once = not exit.injected and exit.age is not None and exit.age < IMMEDIATE_SECONDS
     if at_once and exit.previous == code:

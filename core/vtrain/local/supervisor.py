@@ -85,7 +85,8 @@ class Supervisor:
             self._runs = Runs(evidence, disks, self._plan.trial_dir, self._plan.output_dir)
         # Before the handlers: the keeper is a fork of vtrain, and sets its own.
         try:
-            self._keeper = Keeper.start(self._serving.folder)
+            job = os.path.basename(self._plan.output_dir)
+            self._keeper = Keeper.start(self._serving.folder, job)
         except OSError as e:  # a process or descriptor limit
             raise no_keeper(self._plan, e) from None
         self._sel.register(self._keeper.fileno(), selectors.EVENT_READ, "keeper")
@@ -195,15 +196,14 @@ class Supervisor:
             yield slot.name, self._plan.command_of(slot.replica.role), env, cwd
 
     def _line(self, name: str, line: bytes) -> None:
-        """A line a replica printed: shown and logged, or logged alone (a lost peer's traceback)."""
+        """A line a replica printed: logged; shown now, later or not (a lost peer's traceback)."""
         self._unhold()
-        show, first = self._quiet.sort(name, self._slots[name].started, line, time.monotonic())
+        self._out.log_only(name, line)
+        first, shown = self._quiet.sort(name, self._slots[name].started, line, time.monotonic())
         if first is not None:
             self._out.aside(name, first)
-        if show:
-            self._out.line(name, line)
-        else:
-            self._out.log_only(name, line)
+        for held in shown:
+            self._out.show(name, held)
 
     def _unended(self, name: str, data: bytes) -> None:
         """A line that grew past a chunk without its end: shown as far as it goes."""
@@ -226,8 +226,8 @@ class Supervisor:
             self._streams.read_all(slot.stream)
         slot.ended(code)
         self._deadlines.sigkill.pop(slot.name, None)
-        decision = policy.decide(self._facts(slot, code), self._rules)
-        self._act(slot, decision)
+        facts = self._facts(slot, code)
+        self._act(slot, policy.decide(facts, self._rules), facts.tail)
 
     def _facts(self, slot: Slot, code: int) -> policy.Exit:
         """The facts of `slot`'s exit with `code`, as the restart policy takes them."""
@@ -250,7 +250,7 @@ class Supervisor:
             no_lone_restart=self._serving.no_lone_restart(self._slots) if lone else None,
         )
 
-    def _act(self, slot: Slot, decision: policy.Decision) -> None:
+    def _act(self, slot: Slot, decision: policy.Decision, tail: Sequence[bytes]) -> None:
         """Do what the restart policy decided about `slot`'s exit."""
         for text, replica in decision.notes:
             self._note(text, replica)
@@ -267,7 +267,7 @@ class Supervisor:
                 self._slots[name].terminate(after_success=True)
                 self._deadlines.sigkill[name] = time.monotonic() + self._plan.grace
             return
-        self._quiet.lost(slot.name, time.monotonic())
+        self._quiet.lost(slot.name, time.monotonic(), tail)
         slot.last_failure = decision.failed_at_once
         if action == policy.STOP:
             self._ended_by = slot.name

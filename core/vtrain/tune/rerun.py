@@ -17,13 +17,14 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 from vtrain.errors import UsageError
+from vtrain.local.folder_lock import LOCK_FILE
 from vtrain.tune.results import RESULTS_FILE, Recorded, read_recorded
 from vtrain.tune.runner import Replicas
 from vtrain.tune.study import Study
 
 # What a study's folder holds: study.json (and the temporary file its atomic rewrite
-# leaves when killed), and one folder per trial, named by its number.
-_STUDY_ENTRY = re.compile(rf"[0-9]+|{re.escape(RESULTS_FILE)}(\..*)?")
+# leaves when killed), one folder per trial, named by its number, and the study's lock.
+_STUDY_ENTRY = re.compile(rf"[0-9]+|{re.escape(RESULTS_FILE)}(\..*)?|{re.escape(LOCK_FILE)}")
 
 
 @dataclass(frozen=True)

@@ -46,10 +46,10 @@ def test_a_usage_error_after_a_slow_import_ends_the_job_without_a_restart(
     assert re.search(r"^chief-0 +0 +2 ", out, re.MULTILINE), out
     error = "task.py: error: unrecognized arguments: -m trainer.task"
     assert (
-        f"chief-0's script refused its arguments ({error}); not restarting it: "
-        "a restart passes the same arguments" in out
+        "chief-0's script refused its arguments; not restarting it, as a restart passes "
+        f"the same arguments: {error}" in out
     )
-    assert f"job failed (exit status 2): chief-0's script refused its arguments ({error})\n" in out
+    assert f"job failed (exit status 2): chief-0's script refused its arguments: {error}\n" in out
     # The verdict ends the rehearsal, and names the same refusal.
     assert out.endswith(
         f"verdict: not ready: 1 finding\n  [args] chief-0: refused its arguments ({error}); "
@@ -98,7 +98,7 @@ def test_a_secret_in_the_refused_arguments_is_not_shown(
         "p.parse_args(['--github', 'ghp_abcdefghijklmnop0123'])"
     )
     shown = _run(tmp_path, mark, code, monkeypatch)
-    assert "refused its arguments (t.py: error: unrecognized arguments: --github ***)" in shown
+    assert "arguments: t.py: error: unrecognized arguments: --github ***\n" in shown
     note = [line for line in shown.splitlines() if "refused its arguments" in line]
     assert len(note) == 2 and not any("ghp_abc" in line for line in note)
 

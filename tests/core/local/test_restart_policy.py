@@ -257,14 +257,14 @@ ROWS = [
             STOP,
             (
                 note(
-                    "chief-0's script refused its arguments (train.py: error: unrecognized "
-                    "arguments: --epoch 3); not restarting it: a restart passes the same arguments",
+                    "chief-0's script refused its arguments; not restarting it, as a restart "
+                    "passes the same arguments: train.py: error: unrecognized arguments: --epoch 3",
                     "chief-0",
                 ),
             ),
             status=2,
-            reason="chief-0's script refused its arguments (train.py: error: unrecognized "
-            "arguments: --epoch 3)",
+            reason="chief-0's script refused its arguments: train.py: error: unrecognized "
+            "arguments: --epoch 3",
         ),
         id="a script that refused its arguments ends the job with its error line",
     ),

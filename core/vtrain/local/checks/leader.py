@@ -13,6 +13,7 @@ from vtrain.local.checks import snippets
 from vtrain.local.checks.reports import tags
 from vtrain.local.disks import DISKS_FOLDER
 from vtrain.local.evidence import Evidence
+from vtrain.local.folder_lock import LOCK_FILE
 from vtrain.local.output import log_path
 from vtrain.local.verdict import PLATFORM_NAMES, Finding
 
@@ -84,14 +85,15 @@ class ModelPlace:
             job_dir = os.path.normpath(ev.trial_dir or os.path.dirname(model))
             self.folder = job_dir
             self.named = f"under --job-dir ({job_dir})"
-            # vtrain's own there: the disks, the replicas' logs, the metric files, and its
-            # default checkpoints and TensorBoard folders (its CheckpointManager's).
+            # vtrain's own there: the disks, the replicas' logs, the metric files, its default
+            # checkpoints and TensorBoard folders (its CheckpointManager's), the folder's lock.
             own = [
                 os.path.join(job_dir, DISKS_FOLDER),
                 os.path.dirname(log_path(job_dir, "chief")),
                 *(os.path.dirname(os.path.normpath(p)) for p in ev.metric_files.values()),
                 os.path.normpath(ev.checkpoint_dir),
                 os.path.join(job_dir, "logs"),
+                os.path.join(job_dir, LOCK_FILE),
             ]
             self.skipped = frozenset(own)
         else:
@@ -113,7 +115,7 @@ class ModelPlace:
         """True when a file is there, outside vtrain's own folders."""
         for top, dirs, files in os.walk(self.folder):
             dirs[:] = [d for d in dirs if os.path.join(top, d) not in self.skipped]
-            if files:
+            if any(os.path.join(top, f) not in self.skipped for f in files):
                 return True
         return False
 
