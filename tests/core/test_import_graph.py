@@ -42,6 +42,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "vtrain.variables",
         "vtrain.yaml_errors",
         "vtrain.documents",
+        "vtrain.document_strings",
+        "vtrain.install_hints",
     ),
     # Where bytes live; knows nothing of the run.
     ("vtrain.storage",),

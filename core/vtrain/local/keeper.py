@@ -11,26 +11,8 @@ back to, gets SIGTERM when its parent dies (PR_SET_PDEATHSIG; or sees the socket
 to vtrain end) and then kills every process under it. One keeper per job, not a
 guard per replica: a fresh interpreter per replica cost about 20 ms of CPU each.
 
-Between vtrain and the keeper stands the keeper's guard, vtrain's own fork: it
-only waits. It is a subreaper too, and gets SIGTERM when vtrain dies. Any two of
-the three can die by SIGKILL together and the third stops everything:
-- vtrain and the keeper (`pkill -9 -f vtrain`; a person's `kill -9` of both):
-  the replicas and their orphans come back to the guard, which kills them all
-  when it sees the keeper end;
-- vtrain and the guard: the keeper's parent-death signal ends it, as before;
-- the guard and the keeper: vtrain sees the socket end and fails the job, and
-  every replica comes back to `vtrain local run`, a subreaper, whose end stops them.
-Rejected: a parent-death signal per replica reaches only the replica, never its
-children, and needs a step between fork and exec (posix_spawn has none); a PID
-namespace whose init dies takes everything with it, but needs privileges, and
-a replica's os.getpid() would no longer name it in /proc; a cgroup needs a
-writable hierarchy, and still a live process to kill it once the keeper is gone.
-All three die only together: no process watches from outside the job.
-
-The keeper and the guard are titled `vtrain keeper of JOB` and `keeper's guard
-of JOB` (`vtrain.local.title`): `ps` says what they are, `pkill -f "vtrain
-local"` reaches vtrain alone, whose death ends the rest, and `pkill -9 -f
-vtrain` reaches vtrain and the keeper, not the guard, which then stops the rest.
+Between vtrain and the keeper stands the keeper's guard (`vtrain.local.guard`),
+so that no two of the three dying together by SIGKILL leave a replica behind.
 
 vtrain asks over a socket pair: start this command (its output pipe passed
 along), signal that replica's process group, end. The keeper answers each start
@@ -47,13 +29,13 @@ from __future__ import annotations
 import _socket
 import contextlib
 import errno
-import gc
 import os
 import select
 import signal
 import struct
 
 from vtrain.local.frames import Frames, frame
+from vtrain.local.guard import ENDS, guard_life, leave_vtrain, run_fork
 from vtrain.local.reaper import (
     SUPPORTED,
     become_subreaper,
@@ -72,11 +54,9 @@ if TYPE_CHECKING:
 
 _INT = struct.Struct("i")
 _CHUNK = 65536
-# Signals that end the keeper: the parent-death signal, or a person's kill.
-_ENDS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 # A replica gets these at their defaults, whatever vtrain's caller ignored (nohup, `&`):
 # a replica runs as it would on its own machine. Python ignores the first two.
-_DEFAULTS = (signal.SIGPIPE, signal.SIGXFSZ, *_ENDS, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
+_DEFAULTS = (signal.SIGPIPE, signal.SIGXFSZ, *ENDS, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
 _CLOSE_SECONDS = 10.0
 _MAX_FDS = 250  # the kernel takes at most 253 descriptors in one message (SCM_MAX_FD)
 
@@ -111,7 +91,7 @@ class Keeper:
         guard = os.fork()
         if guard == 0:  # the guard, and the keeper it forks: they never return into vtrain's code
             ours.close()
-            _run(_guard, theirs, parent, private, job)
+            run_fork(guard_life, theirs, parent, private, job, _keep)
         theirs.close()
         # The guard sends the keeper's pid as soon as it has forked it, before the keeper
         # can say anything; the replicas' watcher needs it before the first starts.
@@ -235,93 +215,13 @@ def _nothing(signum: int, frame: object) -> None:
     """A handler, so that the signal wakes the loop through the wakeup fd."""
 
 
-def _run(life: Any, *args: Any) -> None:
-    """Live `life(*args)` in a fork, and exit with its status: never return into vtrain's code."""
-    status = 1
-    try:
-        status = life(*args)
-    except BaseException:  # noqa: BLE001 - shown, then the process ends
-        with contextlib.suppress(BaseException):
-            import traceback
-
-            traceback.print_exc()
-    finally:
-        os._exit(status)
-
-
-def _leave_vtrain(sock: _socket.socket) -> None:
-    """What every fork of vtrain here does first: let go of vtrain's objects and descriptors."""
-    # vtrain's objects came along with the fork: a collection could finalize one of them
-    # (flush a copied buffer a second time). The keeper and its guard make little garbage.
-    gc.disable()
-    # Nothing of vtrain's but the socket: a copied port lock or pipe end would outlive it.
-    keep = sock.fileno()
-    os.closerange(3, keep)
-    os.closerange(keep + 1, _max_fd())
-    # A group of its own, so that a signal to vtrain's group (a Ctrl-C) does not reach it;
-    # not a session: a session is a scheduling group (autogroup) of its own, and starting
-    # a replica from one took milliseconds instead of a tenth of one.
-    os.setpgid(0, 0)
-
-
-def _guard(sock: _socket.socket, parent: int, private: str | None, job: str) -> int:
-    """The guard's life: fork the keeper, then wait; when the keeper or vtrain ends, stop
-    everything under it."""
-    # The keeper and its pid first: the first replica waits for them, not for the rest.
-    # The replicas' orphans come back to the keeper; to the guard only once the keeper is
-    # gone, which a keeper killed in the guard's first microseconds leaves to vtrain's.
-    gc.disable()
-    me = os.getpid()
-    try:
-        keeper = os.fork()
-    except OSError as e:  # vtrain sees the socket end without a pid, and this status
-        return e.errno or errno.EAGAIN
-    if keeper == 0:
-        _run(_keep, sock, me, private, job)
-    with contextlib.suppress(OSError):  # vtrain is gone: the keeper sees it
-        sock.sendall(_INT.pack(keeper))
-    keeper_ended = False
-
-    def end_keeper(signum: int, frame: object) -> None:
-        # vtrain died (the parent-death signal) or a person's kill: the keeper does the
-        # stopping, and removes the private folder; it sees vtrain's end on the socket too.
-        if not keeper_ended:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(keeper, signal.SIGTERM)
-
-    for sig in _ENDS:
-        signal.signal(sig, end_keeper)
-    if SUPPORTED:
-        set_parent_death_signal(signal.SIGTERM)
-        become_subreaper()
-    _leave_vtrain(sock)
-    # Its copy closed, the keeper's end is the socket's only one: vtrain sees the keeper end.
-    sock.close()
-    set_title(f"keeper's guard of {job}", "keeper's guard")
-    if os.getppid() != parent:  # vtrain died before the parent-death signal was set
-        end_keeper(signal.SIGTERM, None)
-    while True:
-        try:
-            pid, _ = os.wait()  # orphans that came back to the guard are reaped on the way
-        except ChildProcessError:
-            break
-        if pid == keeper:
-            keeper_ended = True
-            break
-    # The keeper ended: by itself, all stopped already, or by SIGKILL, its replicas ours now.
-    stop_descendants()
-    if private is not None:
-        ServingFiles(private).remove()
-    return 0
-
-
 def _keep(sock: _socket.socket, parent: int, private: str | None, job: str) -> int:
     """The keeper's life: set up, then serve vtrain until it ends or dies."""
-    _leave_vtrain(sock)
+    leave_vtrain(sock)
     set_title(f"vtrain keeper of {job}", "vtrain keeper")
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
-    for sig in (*_ENDS, signal.SIGCHLD):
+    for sig in (*ENDS, signal.SIGCHLD):
         signal.signal(sig, _nothing)
     signal.set_wakeup_fd(wake_w)
     if SUPPORTED:
@@ -340,13 +240,6 @@ def _keep(sock: _socket.socket, parent: int, private: str | None, job: str) -> i
     return 0
 
 
-def _max_fd() -> int:
-    try:
-        return max(256, os.sysconf("SC_OPEN_MAX"))
-    except (OSError, ValueError):
-        return 256
-
-
 def _serve(sock: _socket.socket, wake: int, replicas: set[int]) -> None:
     """Answer vtrain until it says "close" or is gone (its end closed; the parent-death signal)."""
     frames = Frames()
@@ -356,7 +249,7 @@ def _serve(sock: _socket.socket, wake: int, replicas: set[int]) -> None:
             ready = select.select([sock.fileno(), wake], [], [])[0]
             if wake in ready:
                 woken = os.read(wake, 512)  # the numbers of the signals that came
-                if any(sig in woken for sig in _ENDS):
+                if any(sig in woken for sig in ENDS):
                     return
                 _collect(sock, replicas)
             if sock.fileno() in ready:
