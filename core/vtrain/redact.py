@@ -9,7 +9,11 @@ is hidden whatever the name around it, and so is a value whose own shape says
 it is a credential, under any name (`GITHUB_PAT=ghp_…`, `SAS=sv=…&sig=…`):
 GitHub, GitLab, Slack, Stripe, OpenAI, Anthropic, Hugging Face, npm and PyPI
 tokens, Google API keys and OAuth tokens, AWS access key ids, JWTs, bearer
-tokens, PEM private keys and the signature of a signed URL. A path is no name:
+tokens, PEM private keys and the signature of a signed URL. A web address whose
+path carries a credential is hidden from it on: a webhook (Slack, Discord, Teams,
+and any random-looking segment after /hooks/ or /webhooks/), the segment after
+one named like a secret (/token/…), a Telegram bot token, and an Azure Functions
+key (?code=). A path is no name:
 `/runs/secret-run: chief-0` keeps its replica. Over-hiding is the price of never
 under-hiding: a value is cut at the first blank or quote, so what follows a
 quoted or spaced secret may be hidden with it.
@@ -86,6 +90,41 @@ _URL_SIGNATURE = re.compile(
     r"(?<![A-Za-z0-9_-])((?:sig|signature|x-goog-signature|x-amz-signature)=)[^&\s\"'\\#]+",
     re.I,
 )
+# A web address: its authority, its path, and its query and fragment.
+_WEB_URL = re.compile(r"(https?://)([^\s/?#\"'\\]*)([^\s?#\"'\\]*)([?#][^\s\"'\\]*)?", re.I)
+# A path segment, or a host label, after which a webhook's credential follows: Slack's
+# hooks.slack.com/services/T…/B…/…, Discord's /api/webhooks/ID/TOKEN, Teams' /webhookb2/….
+_HOOK_WORDS = frozenset({"hook", "hooks", "webhook", "webhooks", "webhookb2"})
+# A Telegram bot token is the segment /bot<ID>:<TOKEN>.
+_BOT_SEGMENT = re.compile(r"bot\d+:.{10,}")
+# Query parameters that carry a credential under no secret word: an Azure Functions key,
+# an OAuth authorization code.
+_QUERY_CREDENTIAL = re.compile(r"(?<=[?&])(code=)[^&#]+", re.I)
+
+
+def _random_looking(segment: str) -> bool:
+    """True for a segment made to be unguessable (an id, a key), not a word (/docs/, /v2/)."""
+    return len(segment) >= 20 or (len(segment) >= 6 and any(c.isdigit() for c in segment))
+
+
+def _hide_url_path(match: re.Match[str]) -> str:
+    scheme, authority, path, rest = match.group(1, 2, 3, 4)
+    host = authority.rpartition("@")[2].partition(":")[0].lower()
+    after_hook = bool(_HOOK_WORDS & set(host.split(".")))
+    after_secret = False
+    segments = path.split("/")
+    for i, segment in enumerate(segments):
+        hidden = _BOT_SEGMENT.fullmatch(segment) or (
+            (after_hook or after_secret) and _random_looking(segment)
+        )
+        if hidden:
+            # The rest of the address goes too: a webhook's id and token are one credential.
+            return scheme + authority + "/".join(segments[:i]) + "/" + HIDDEN
+        after_hook = after_hook or segment.lower() in _HOOK_WORDS
+        after_secret = looks_secret(segment)
+    return scheme + authority + path + _QUERY_CREDENTIAL.sub(r"\1" + HIDDEN, rest or "")
+
+
 # {"name": "API_TOKEN", "value": "..."} and the reverse order, in any JSON or repr text.
 _PAIR = re.compile(
     rf"(?P<h1>{_Q}name{_Q}\s*:\s*{_Q}(?P<n1>{_NAME}){_Q}\s*,\s*{_Q}value{_Q}\s*:\s*)(?P<v1>{_VALUE})"
@@ -149,6 +188,7 @@ def redact_text(text: str) -> str:
     text = _URL_SIGNATURE.sub(lambda m: m.group(1) + HIDDEN, text)
     text = _URL_USERINFO.sub(lambda m: m.group(1) + HIDDEN + "@", text)
     text = _URL_CUT.sub(lambda m: m.group(1) + HIDDEN, text)
+    text = _WEB_URL.sub(_hide_url_path, text)
     text = _PAIR.sub(_hide_pair, text)
     text = _ASSIGNMENT.sub(_hide_value, text)
     return _FLAG.sub(_hide_value, text)

@@ -17,6 +17,8 @@ from vtrain.log import logger
 if TYPE_CHECKING:
     from vtrain.tune.results import Recorded, StudyResult, Trial
     from vtrain.tune.runner import StudyRunner
+    from vtrain.tune.study import Study
+    from vtrain.tune.study_lock import StudyLock
 
 
 _STUDY_FILE = """\
@@ -71,7 +73,8 @@ def add_parser(subparsers: Any) -> None:
         "--output-dir",
         metavar="DIR",
         help="where trials and study.json go (default: vtrain-output/tune/ and the study "
-        "file's path, with study.yaml as study-yaml: one folder per study file)",
+        "file's path, with study.yaml as study-yaml: one folder per study file); study.json "
+        "records the command, its credentials too, so it is readable by this user only (0600)",
     )
     p.add_argument(
         "--parallel",
@@ -132,13 +135,8 @@ class _Interrupted(KeyboardInterrupt):
 
 def run(args: argparse.Namespace) -> int:
     """Run the study; 0 when it succeeded, 1 when it failed."""
-    from vtrain.local.reaper import reaping
-    from vtrain.redact import redact_text
-    from vtrain.tune.rerun import set_aside, settle
-    from vtrain.tune.results import SUCCEEDED
-    from vtrain.tune.runner import Replicas, StudyRunner
     from vtrain.tune.study_file import read_study
-    from vtrain.tune.table import progress_line, summary
+    from vtrain.tune.study_lock import StudyLock
 
     log = logger("vtrain.tune")
 
@@ -153,6 +151,27 @@ def run(args: argparse.Namespace) -> int:
     for field in study.ignored:
         log.info(f"vtrain tune: note: {args.study}: {field} is ignored by the local runner")
     output_dir = args.output_dir or default_output_dir(args.study, os.environ)
+    # One study per folder, from the reading of its study.json to the study's end.
+    with StudyLock(output_dir, args.study) as lock:
+        return _run_study(args, command, study, output_dir, lock)
+
+
+def _run_study(
+    args: argparse.Namespace,
+    command: list[str],
+    study: Study,
+    output_dir: str,
+    lock: StudyLock,
+) -> int:
+    """Settle what to run in the folder `lock` holds, and run the study."""
+    from vtrain.local.reaper import reaping
+    from vtrain.redact import redact_text
+    from vtrain.tune.rerun import settle
+    from vtrain.tune.results import SUCCEEDED
+    from vtrain.tune.runner import Replicas, StudyRunner
+    from vtrain.tune.table import progress_line, summary
+
+    log = logger("vtrain.tune")
     settled = settle(
         output_dir,
         study,
@@ -177,7 +196,7 @@ def run(args: argparse.Namespace) -> int:
         ),
     )
     if settled.set_aside:
-        kept = set_aside(output_dir)
+        kept = lock.set_aside()
         log.info(f"vtrain tune: a new study; the earlier one is kept in {kept}")
     log.info(
         f"vtrain tune: {study.algorithm}, up to {study.max_trial_count} trials, "

@@ -79,16 +79,25 @@ def _exchange(source: str, target: str) -> bool:
     raise OSError(code, os.strerror(code), target)
 
 
-def write_atomic(path: str, data: bytes) -> None:
-    """Replace `path` with `data` in one step: a reader sees the old file or the new one."""
+PRIVATE = 0o600
+"""The mode of a file that may hold a command line or an environment, so credentials."""
+
+
+def write_atomic(path: str, data: bytes, *, private: bool = False) -> None:
+    """Replace `path` with `data` in one step: a reader sees the old file or the new one.
+
+    `private`: the file is this user's only (`PRIVATE`), whatever the umask.
+    """
     directory, name = os.path.split(path)
     # The temp file sits beside the target: a rename is atomic only within one file system.
     temp = os.path.join(directory, f".{name}.{_TOKEN}-{next(_COUNTER)}.tmp")
     try:
         exists = _check_target(path)
         # O_EXCL|O_NOFOLLOW: never open anything planted at the temp name; 0o666 lets the
-        # umask decide the mode, as a plain open() would.
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o666)
+        # umask decide the mode, as a plain open() would. A private file is made private
+        # before its first byte: no moment where another user could open it.
+        mode = PRIVATE if private else 0o666
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, mode)
         try:
             view = memoryview(data)
             while view:

@@ -13,6 +13,7 @@ from typing import Any
 
 from vtrain.errors import StorageError
 from vtrain.storage.cas import CompareAndSet
+from vtrain.storage.gcs_errors import api_errors
 
 _RACES = 3  # reads again when the object was rewritten between its metadata and its bytes
 
@@ -20,11 +21,21 @@ _RACES = 3  # reads again when the object was rewritten between its metadata and
 class GcsCas(CompareAndSet):
     """The object `blob` (a google-cloud-storage Blob) as one document."""
 
-    def __init__(self, blob: Any) -> None:
+    def __init__(self, blob: Any, where: str | None = None, name: str = "") -> None:
         self.blob = blob
         self.uri = f"gs://{blob.bucket.name}/{blob.name}"
+        # What errors name: the location the document was asked of, and its name there.
+        self.where, self.name = (where, name) if where else (self.uri, "")
 
     def get(self) -> tuple[bytes | None, object]:
+        with api_errors("read", self.where, self.name):
+            return self._get()
+
+    def put(self, data: bytes | None, token: object) -> bool:
+        with api_errors("write", self.where, self.name):
+            return self._put(data, token)
+
+    def _get(self) -> tuple[bytes | None, object]:
         from google.api_core.exceptions import NotFound, PreconditionFailed
 
         for _ in range(_RACES):
@@ -42,7 +53,7 @@ class GcsCas(CompareAndSet):
             "other processes keep rewriting it", source=self.uri, hint="stop the others"
         )
 
-    def put(self, data: bytes | None, token: object) -> bool:
+    def _put(self, data: bytes | None, token: object) -> bool:
         from google.api_core.exceptions import NotFound, PreconditionFailed
 
         generation = token if isinstance(token, int) else None

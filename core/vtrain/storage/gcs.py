@@ -3,7 +3,9 @@
 The client is imported inside functions, so the core stays standard-library
 only; a missing package raises `MissingExtraError` naming the `gcs` extra.
 With `STORAGE_EMULATOR_HOST` set, the client talks to that emulator with
-anonymous credentials, as the emulator expects.
+anonymous credentials, as the emulator expects. Without credentials, every
+operation ends in one `StorageError` that names the location and the ways to
+get some, not in google.auth's traceback.
 """
 
 from __future__ import annotations
@@ -11,11 +13,12 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from vtrain.errors import MissingExtraError, StorageError
 from vtrain.storage.files import CHUNK, walk_files
+from vtrain.storage.gcs_errors import NAME, api_errors, google_exceptions, no_credentials
 from vtrain.storage.location import Location
 from vtrain.storage.names import join_name
 
@@ -26,19 +29,21 @@ if TYPE_CHECKING:
 
 EMULATOR_VARIABLE = "STORAGE_EMULATOR_HOST"
 EMULATOR_PROJECT = "vtrain-emulator"
-_NAME = "gs:// locations"
 
 
 def _storage() -> Any:
     try:
         from google.cloud import storage  # type: ignore[attr-defined,import-untyped,unused-ignore]
     except ImportError as e:
-        raise MissingExtraError(_NAME, "gcs", module="google.cloud.storage") from e
+        raise MissingExtraError(NAME, "gcs", module="google.cloud.storage") from e
     return storage
 
 
-def storage_client(environ: Mapping[str, str] | None = None) -> Any:
-    """A `google.cloud.storage.Client`; anonymous, against the emulator when one is set."""
+def storage_client(environ: Mapping[str, str] | None = None, *, where: str = NAME) -> Any:
+    """A `google.cloud.storage.Client`; anonymous, against the emulator when one is set.
+
+    `where` (a gs:// URI) is named when there are no credentials to make one with.
+    """
     env = os.environ if environ is None else environ
     storage = _storage()
     host = env.get(EMULATOR_VARIABLE)
@@ -52,34 +57,10 @@ def storage_client(environ: Mapping[str, str] | None = None) -> Any:
             credentials=AnonymousCredentials(),  # type: ignore[no-untyped-call,unused-ignore]
             client_options={"api_endpoint": host},
         )
-    return storage.Client()
-
-
-def _api_exceptions() -> Any:
-    # Imported before the client is made (entering _api_errors): a missing package must be
-    # reported with its extra here too, not as ModuleNotFoundError: google.
     try:
-        from google.api_core import exceptions
-    except ImportError as e:
-        raise MissingExtraError(_NAME, "gcs", module="google.cloud.storage") from e
-    return exceptions
-
-
-@contextlib.contextmanager
-def _api_errors(operation: str, where: str, name: str = "") -> Iterator[None]:
-    exceptions = _api_exceptions()
-
-    try:
-        yield
-    except exceptions.NotFound as e:
-        raise StorageError(f"cannot {operation}: not found", source=where, path=name or None) from e
-    except exceptions.GoogleAPIError as e:
-        raise StorageError(
-            f"cannot {operation}: {e}",
-            source=where,
-            path=name or None,
-            hint="check the bucket name, the credentials and the network",
-        ) from e
+        return storage.Client()
+    except google_exceptions("auth").GoogleAuthError as e:  # none found, or a key file unreadable
+        raise no_credentials(where) from e
 
 
 def _encode_crc32c(value: int) -> str:
@@ -122,7 +103,7 @@ class GcsLocation(Location):
     def client(self) -> Any:
         """The storage client, made on first use."""
         if self._client is None:
-            self._client = storage_client(self._environ)
+            self._client = storage_client(self._environ, where=self.uri)
         return self._client
 
     def _key(self, name: str) -> str:
@@ -137,17 +118,17 @@ class GcsLocation(Location):
         return GcsLocation(self.bucket_name, key, client=self.client, environ=self._environ)
 
     def open_read(self, name: str) -> BinaryIO:
-        with _api_errors("open for reading", self.uri, name):
+        with api_errors("open for reading", self.uri, name):
             reader: BinaryIO = self._blob(name).open("rb", chunk_size=CHUNK)
             return reader
 
     def open_write(self, name: str) -> BinaryIO:
-        with _api_errors("open for writing", self.uri, name):
+        with api_errors("open for writing", self.uri, name):
             writer: BinaryIO = self._blob(name).open("wb", chunk_size=CHUNK, ignore_flush=True)
             return writer
 
     def read_bytes(self, name: str) -> bytes:
-        with _api_errors("read", self.uri, name):
+        with api_errors("read", self.uri, name):
             data: bytes = self._blob(name).download_as_bytes()
             return data
 
@@ -156,11 +137,11 @@ class GcsLocation(Location):
         view = memoryview(data)
         under = view.obj
         raw = under if isinstance(under, bytes) and view.nbytes == len(under) else view.tobytes()
-        with _api_errors("write", self.uri, name):
+        with api_errors("write", self.uri, name):
             self._blob(name).upload_from_file(io.BytesIO(raw), size=len(raw))
 
     def download_fileobj(self, name: str, fileobj: BinaryIO) -> None:
-        with _api_errors("read", self.uri, name):
+        with api_errors("read", self.uri, name):
             self._blob(name).download_to_file(fileobj)
 
     def write_checked(self, name: str, data: Buffer, checksum: int) -> None:
@@ -171,27 +152,27 @@ class GcsLocation(Location):
         # Sent with the object: the server computes its own CRC32C and refuses the upload
         # when they differ, so a byte damaged on the way never lands.
         blob.crc32c = _encode_crc32c(checksum)
-        with _api_errors("write", self.uri, name):
+        with api_errors("write", self.uri, name):
             blob.upload_from_file(io.BytesIO(raw), size=len(raw), checksum=None)
 
     def upload_checked(self, local_path: str, name: str, checksum: int) -> None:
         blob = self._blob(name)
         blob.crc32c = _encode_crc32c(checksum)
-        with _api_errors("upload", self.uri, name):
+        with api_errors("upload", self.uri, name):
             blob.upload_from_filename(local_path, checksum=None)
 
     def stored_checksums(self, name: str = "") -> dict[str, tuple[int, int]]:
         key = self._key(name)
         start = len(key) + 1 if key else 0
         found = {}
-        with _api_errors("list", self.uri, name):
+        with api_errors("list", self.uri, name):
             for blob in self._list_prefix(name, delimiter=None):
                 if blob.crc32c is not None:
                     found[blob.name[start:]] = (int(blob.size), _decode_crc32c(blob.crc32c))
         return found
 
     def read_range(self, name: str, start: int, end: int) -> bytes:
-        with _api_errors("read", self.uri, name):
+        with api_errors("read", self.uri, name):
             # checksum=None: a range has no server hash to check; the caller checks the whole.
             blob = self._blob(name)
             data: bytes = blob.download_as_bytes(start=start, end=end - 1, checksum=None)
@@ -210,13 +191,13 @@ class GcsLocation(Location):
         recursive and skips folder placeholders. `vtrain.data` expands patterns with it.
         """
         key = f"{self.prefix}/" if self.prefix else ""
-        with _api_errors("list", self.uri, start):
+        with api_errors("list", self.uri, start):
             blobs = self.client.list_blobs(self.bucket_name, prefix=key + start)
             names = [b.name[len(key) :] for b in blobs if not b.name.endswith("/")]
         return sorted(names)
 
     def exists(self, name: str = "") -> bool:
-        with _api_errors("look up", self.uri, name):
+        with api_errors("look up", self.uri, name):
             if name and self._blob(name).exists():
                 return True
             return any(True for _ in self._list_prefix(name, delimiter=None))
@@ -224,7 +205,7 @@ class GcsLocation(Location):
     def list(self, name: str = "") -> list[str]:
         key = self._key(name)
         start = len(key) + 1 if key else 0
-        with _api_errors("list", self.uri, name):
+        with api_errors("list", self.uri, name):
             pages = self._list_prefix(name, delimiter="/")
             names = {blob.name[start:] for blob in pages}
             names |= {p[start:].rstrip("/") for p in pages.prefixes}
@@ -234,14 +215,14 @@ class GcsLocation(Location):
     def cas(self, name: str) -> CompareAndSet:
         from vtrain.storage.cas_gcs import GcsCas
 
-        return GcsCas(self._blob(name))
+        return GcsCas(self._blob(name), self.uri, name)
 
     def makedirs(self, name: str = "") -> None:
         self._check(name)  # object stores have no folders; only the name is checked
 
     def remove(self, name: str = "") -> None:
-        exceptions = _api_exceptions()
-        with _api_errors("remove", self.uri, name):
+        exceptions = google_exceptions()
+        with api_errors("remove", self.uri, name):
             blobs = list(self._list_prefix(name, delimiter=None))
             if name:
                 blobs.append(self._blob(name))
@@ -250,7 +231,7 @@ class GcsLocation(Location):
                     blob.delete()
 
     def upload(self, local_path: str, name: str = "") -> None:
-        with _api_errors("upload", self.uri, name):
+        with api_errors("upload", self.uri, name):
             if os.path.isdir(local_path):
                 for rel in walk_files(local_path):
                     path = os.path.join(local_path, *rel.split("/"))
@@ -259,7 +240,7 @@ class GcsLocation(Location):
                 self._blob(name).upload_from_filename(local_path)
 
     def download(self, name: str, local_path: str) -> None:
-        with _api_errors("download", self.uri, name):
+        with api_errors("download", self.uri, name):
             if name and self._blob(name).exists():
                 os.makedirs(os.path.dirname(os.path.abspath(local_path)), exist_ok=True)
                 self._blob(name).download_to_filename(local_path)

@@ -2,13 +2,16 @@
 
 Nothing printed carries a credential: a printed document goes through
 `vtrain.redact`; only a file the user names with `--output` holds the whole
-document. What is printed goes to the delivery's `terminal`: the command line
-passes `vtrain.cli.output`, the one module that prints.
+document, and that file is this user's only (mode 0600). What is printed goes to
+the delivery's `terminal`: the command line passes `vtrain.cli.output`, the one
+module that prints.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import stat
 import sys
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -66,14 +69,35 @@ def dump(document: Any, fmt: str) -> str:
 def print_document(delivery: Delivery, document: Any) -> None:
     """Write the whole document to --output, or print it with credentials hidden."""
     if delivery.output:
-        with open(delivery.output, "w", encoding="utf-8") as f:
-            f.write(dump(document, delivery.format))
+        write_document(delivery.output, dump(document, delivery.format))
         delivery.terminal.complain(f"vtrain: wrote {delivery.output}")
         return
     shown = redact(document)
     delivery.terminal.say(dump(shown, delivery.format), end="")
     if shown != document:
         warn_hidden(delivery.terminal)
+
+
+def write_document(path: str, text: str) -> None:
+    """Write --output: a file this user alone can read, as it holds the credentials too."""
+    from vtrain.errors import StorageError
+    from vtrain.storage.atomic import write_atomic
+
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode):
+        # A pipe or a terminal (-o /dev/stdout): nothing stays on disk, and it has no mode
+        # of ours to set.
+        try:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+        except OSError as e:
+            raise StorageError(f"cannot write it: {e.strerror or e}", source=path) from e
+        return
+    # The user's own link to a file is followed: it is the path they gave.
+    write_atomic(os.path.realpath(path), text.encode(), private=True)
 
 
 def warn_hidden(terminal: Terminal) -> None:

@@ -1,7 +1,8 @@
 """The state of a study: trial records, and ``<output>/study.json`` that holds them.
 
 The runner rewrites study.json atomically after every change; run the same study
-into the same folder again and it resumes from what the file recorded.
+into the same folder again and it resumes from what the file recorded. It holds the
+command (its --password=… too), so it is this user's only (mode 0600).
 """
 
 from __future__ import annotations
@@ -98,7 +99,7 @@ def write_results(
     }
     # allow_nan=False: a bare NaN is not JSON, and no other reader of study.json would take it.
     text = json.dumps(document, indent=2, allow_nan=False)
-    write_atomic(results_file, (text + "\n").encode())
+    write_atomic(results_file, (text + "\n").encode(), private=True)
 
 
 @dataclass(frozen=True)

@@ -161,9 +161,11 @@ def stage(package_dir: str, staging: str) -> str:
     _, data = build_sdist(package_dir)
     bucket, _, blob_name = uri[len("gs://") :].partition("/")
     try:
-        storage_client().bucket(bucket).blob(blob_name).upload_from_string(
+        storage_client(where=uri).bucket(bucket).blob(blob_name).upload_from_string(
             data, content_type="application/gzip"
         )
+    except StorageError:
+        raise  # no credentials: its own line says how to get some
     except Exception as e:  # the client raises many kinds; each one means "not staged"
         raise StorageError(
             f"cannot stage the package: {type(e).__name__}",
