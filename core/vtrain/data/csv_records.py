@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Generator, Iterable, Iterator
-from typing import BinaryIO
+from collections.abc import Generator, Iterator
+from typing import BinaryIO, TextIO
 
 from vtrain.data.cursor import Cursor
+from vtrain.data.lines import LINE_LIMIT, cut, lines, too_long
 from vtrain.data.positions import Reopen, damaged, first_bad_utf8, line_offset
 from vtrain.errors import StorageError
 
@@ -46,14 +47,19 @@ def read_csv_at(
     at = 0  # bytes handed to the csv reader: its rows never read ahead of what they need
     begun = 0  # where the reader began; the lines above it are counted only for an error
 
-    def counted(text: Iterable[str], first: bool = False) -> Iterator[str]:
+    def counted(text: TextIO, first: bool = False) -> Iterator[str]:
         nonlocal at
+        read, limit = lines(text), LINE_LIMIT
         if first:  # the file's first line: a byte-order mark is counted, and dropped
-            for line in text:
+            for line in read:
+                if cut(line, "\r\n"):
+                    raise too_long(where, at, 1)
                 at += len(line.encode())
                 yield line.removeprefix(_BOM)
                 break
-        for line in text:
+        for line in read:
+            if len(line) >= limit and cut(line, "\r\n"):
+                raise too_long(where, at, _lines_before(reopen, at) + 1)
             at += len(line) if line.isascii() else len(line.encode())
             yield line
 
@@ -138,7 +144,7 @@ def _lines_before(reopen: Reopen, offset: int) -> int:
         return 0
     count = at = 0
     with reopen() as stream:
-        for line in io.TextIOWrapper(stream, encoding="utf-8", newline=""):
+        for line in lines(io.TextIOWrapper(stream, encoding="utf-8", newline="")):
             if at >= offset:
                 break
             at += len(line) if line.isascii() else len(line.encode())

@@ -41,9 +41,8 @@ def _object_stats(names: list[str], environ: Mapping[str, str], client: Any) -> 
     """One listing per bucket, below the longest prefix the names share."""
     if not names:
         return {}
-    from google.api_core import exceptions
-
     from vtrain.storage.gcs import GcsLocation
+    from vtrain.storage.gcs_errors import api_errors
 
     keys: dict[str, list[str]] = {}
     for name in names:
@@ -53,13 +52,8 @@ def _object_stats(names: list[str], environ: Mapping[str, str], client: Any) -> 
     for bucket, under in keys.items():
         prefix = os.path.commonprefix(under)
         location = GcsLocation(bucket, client=client, environ=environ)
-        try:
+        # As every gs:// operation: a refusal, or no credentials, in one StorageError.
+        with api_errors("list", f"gs://{bucket}/{prefix}"):
             for blob in location.client.list_blobs(bucket, prefix=prefix):
                 found[f"gs://{bucket}/{blob.name}"] = (int(blob.size), str(blob.generation))
-        except exceptions.GoogleAPIError as e:
-            raise StorageError(
-                f"cannot list: {e}",
-                source=f"gs://{bucket}/{prefix}",
-                hint="check the bucket name, the credentials and the network",
-            ) from e
     return found

@@ -8,6 +8,7 @@ from collections.abc import Generator, Iterator
 from typing import Any, BinaryIO
 
 from vtrain.data.cursor import Cursor
+from vtrain.data.lines import LINE_LIMIT, cut, lines, too_long
 from vtrain.data.positions import Reopen, damaged, first_bad_utf8
 
 
@@ -27,7 +28,7 @@ def read_jsonl_at(stream: BinaryIO, where: str, reopen: Reopen, cursor: Cursor) 
     # Text mode decodes in large chunks, as `for line in open(path)` does; '\n' only, as
     # JSON Lines says, so that lines and bytes agree. A line of ASCII is as long in bytes.
     text = io.TextIOWrapper(stream, encoding="utf-8", newline="\n")
-    loads = json.loads
+    loads, limit = json.loads, LINE_LIMIT
     offset, records, skip, step, count = (
         cursor.offset,
         cursor.records,
@@ -36,10 +37,12 @@ def read_jsonl_at(stream: BinaryIO, where: str, reopen: Reopen, cursor: Cursor) 
         cursor.count,
     )
     try:
-        for line in text:
+        for line in lines(text):
             start = offset
             offset += len(line) if line.isascii() else len(line.encode())
             records += 1
+            if len(line) >= limit and cut(line):
+                raise too_long(where, start, records)
             if skip:
                 skip -= 1
                 continue

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from operator import itemgetter
 from typing import Any
 
+from vtrain.data.position_proof import SEAL, seal
 from vtrain.data.stream_position import KIND, VERSION, check_kind, shown
 from vtrain.errors import UsageError
 
@@ -74,6 +75,7 @@ def merge_states(states: Iterable[Mapping[str, Any] | None]) -> dict[str, Any]:
     merged = {key: first[key] for key in ("kind", "version", "source", *_SHARED)}
     merged["counts"] = _merge_counts(counts)
     merged["replicas"] = [by_rank[r]["replica"] for r in range(world_size)]
+    merged[SEAL] = seal(merged)  # a resume refuses the position if anything in it changes
     return merged
 
 

@@ -105,7 +105,10 @@ class Stream:
         )
         self._start(epoch, 0, 0, Replica(work))
 
-    def _start(self, epoch: int, deal: int, before: int, replica: Replica) -> None:
+    def _start(
+        self, epoch: int, deal: int, before: int, replica: Replica, by_record: bool | None = None
+    ) -> None:
+        """Give out `replica`'s work; `by_record` says how it was dealt (as this stream deals)."""
         assert self.rank is not None
         self._epoch = epoch
         self._head = {
@@ -115,7 +118,7 @@ class Stream:
             "source": self._reading.identity,
             "listing": digest(self._reading.identity),
             "shuffle": None if self._shuffle is None else self._shuffle.to_json(),
-            "by_record": self._by_record,
+            "by_record": self._by_record if by_record is None else by_record,
             "epoch": epoch,
             "deal": deal,
             "before": before,
@@ -154,6 +157,9 @@ class Stream:
             source=self._reading,
             shuffle=None if self._shuffle is None else self._shuffle.to_json(),
         )
+        from vtrain.data.position_proof import prove_whole
+
+        prove_whole(position, checked, files=self._reading.count, shuffle=self._shuffle)
         self._counts = dict(checked.counts)
         self.resumed_from = len(checked.replicas)
         left = [w for r in checked.replicas for w in r.remaining()]
@@ -161,7 +167,10 @@ class Stream:
         if all(spent(w, sizes) for w in left):
             self._fresh(checked.epoch + 1)
         elif self.world_size == len(checked.replicas):
-            self._start(checked.epoch, checked.deal, checked.before, checked.replicas[self.rank])
+            # The deal goes on as it was dealt, whatever this stream's by_record: its position
+            # says so, and a resume checks the work against it.
+            replica = checked.replicas[self.rank]
+            self._start(checked.epoch, checked.deal, checked.before, replica, checked.by_record)
         else:
             work = rest_work(left, self.rank, self.world_size, self._by_record, sizes)
             self._start(checked.epoch, checked.deal + 1, checked.read, Replica(work))

@@ -16,7 +16,8 @@ position against the split before it deals out what is left of the epoch::
      "epoch": E, "deal": D, "before": RECORDS_READ_IN_EARLIER_DEALS,
      "counts": {FILE: RECORDS_IN_IT, ...}, "world_size": W,
      "rank": R, "replica": REPLICA        <- a replica's state
-     "replicas": [REPLICA, ...]           <- a global position, one per rank}
+     "replicas": [REPLICA, ...]           <- a global position, one per rank,
+     "digest": SEAL                       <- a global position (position_proof.seal)}
 
     REPLICA  = {"read": N, "blocks": N, "block": LEFTOVER | null,
                 "work": [ITEM, ...], "done": N, "current": ITEM | null}
@@ -28,7 +29,8 @@ FILE is an index into source.files (a string as a key of `counts`, which holds
 the files read to their end so far). A replica has done the items of `work`
 before `done`; `current` is item `done` as far as it is read; `block` is the
 shuffle block it is giving out. `deal` counts how often what was left of this
-epoch was dealt to another number of readers.
+epoch was dealt to another number of readers. A resume checks the fields one by
+one here, then together (position_proof.py).
 """
 
 from __future__ import annotations
@@ -84,12 +86,14 @@ class Replica:
 class Position(Frozen):
     """A global position, checked against the stream that resumes from it."""
 
-    __slots__ = ("epoch", "deal", "before", "counts", "replicas")
+    __slots__ = ("epoch", "deal", "before", "counts", "replicas", "by_record")
     epoch: int
     deal: int
     before: int
     counts: Mapping[str, int]
     replicas: tuple[Replica, ...]
+    by_record: bool
+    """How its deal dealt the files: by record, or by file."""
 
     def __init__(
         self,
@@ -98,6 +102,7 @@ class Position(Frozen):
         before: int,
         counts: Mapping[str, int],
         replicas: tuple[Replica, ...],
+        by_record: bool,
     ) -> None:
         self._init_from(locals())
 
@@ -162,7 +167,7 @@ def check_position(
         )
     recorded = position.get("source")
     if not isinstance(recorded, Mapping):
-        raise _bad("source", recorded, "the source a Stream.state() records")
+        raise damage("source", recorded, "the source a Stream.state() records")
     source.check(recorded, where)
     if position.get("shuffle") != shuffle:
         raise ConfigError(
@@ -174,18 +179,21 @@ def check_position(
             hint="a position holds for one shuffling: pass the shuffle_seed and buffer it "
             "was taken with",
         )
+    by_record = position.get("by_record")
+    if not isinstance(by_record, bool):
+        raise damage("by_record", by_record, "true or false")
     epoch, deal, before = (count_of(position.get(k), k) for k in ("epoch", "deal", "before"))
     world_size = count_of(position.get("world_size"), "world_size", 1)
     counts = position.get("counts")
     if not isinstance(counts, Mapping):
-        raise _bad("counts", shown(counts), "{file index: records} of the files read to the end")
+        raise damage("counts", shown(counts), "{file index: records} of the files read to the end")
     for f, c in counts.items():
         if not isinstance(f, str) or not f.isdigit() or int(f) >= source.count:
-            raise _bad("counts", f, f"a file's index, 0 to {source.count - 1}, as a string")
+            raise damage("counts", f, f"a file's index, 0 to {source.count - 1}, as a string")
         count_of(c, f"counts.{f}")
     replicas = position.get("replicas")
     if not isinstance(replicas, (list, tuple)) or len(replicas) != world_size:
-        raise _bad("replicas", shown(replicas), f"a list of {world_size} replicas (world_size)")
+        raise damage("replicas", shown(replicas), f"a list of {world_size} replicas (world_size)")
     checker = _Checker(source.count, source.sizes)
     return Position(
         epoch,
@@ -193,6 +201,7 @@ def check_position(
         before,
         dict(counts),
         tuple(checker.replica(r, f"replicas[{i}]") for i, r in enumerate(replicas)),
+        by_record,
     )
 
 
@@ -204,18 +213,20 @@ class _Checker:
 
     def replica(self, value: object, path: str) -> Replica:
         if not isinstance(value, Mapping):
-            raise _bad(path, shown(value), "a replica: {read, blocks, block, work, done, current}")
+            raise damage(
+                path, shown(value), "a replica: {read, blocks, block, work, done, current}"
+            )
         work = value.get("work")
         if not isinstance(work, (list, tuple)):
-            raise _bad(f"{path}.work", shown(work), "a list of lanes and leftovers")
+            raise damage(f"{path}.work", shown(work), "a list of lanes and leftovers")
         for i, w in enumerate(work):
             self.item(w, f"{path}.work[{i}]")
         done = count_of(value.get("done"), f"{path}.done")
         if done > len(work):
-            raise _bad(f"{path}.done", done, f"0 to {len(work)} (the items of its work)")
+            raise damage(f"{path}.done", done, f"0 to {len(work)} (the items of its work)")
         current = value.get("current")
         if (current is None) != (done == len(work)):
-            raise _bad(f"{path}.current", shown(current), "an item while work is left, else null")
+            raise damage(f"{path}.current", shown(current), "an item while work is left, else null")
         block = value.get("block")
         return Replica(
             tuple(work),
@@ -236,41 +247,44 @@ class _Checker:
             assert isinstance(value, int)
             return Lane((self.file(value, path),))
         if not isinstance(value, Mapping):
-            raise _bad(
+            raise damage(
                 path,
                 shown(value),
                 "a file's index, or a lane {files, offset, records, skip, step}",
             )
         files = value.get("files")
         if not isinstance(files, (list, tuple)) or not files:
-            raise _bad(f"{path}.files", shown(files), "a list of file indices")
+            raise damage(f"{path}.files", shown(files), "a list of file indices")
         indices = tuple(self.file(f, f"{path}.files[{i}]") for i, f in enumerate(files))
         offset = count_of(value.get("offset"), f"{path}.offset")
         if self.sizes is not None and offset > self.sizes[indices[0]]:
-            raise _bad(
+            raise damage(
                 f"{path}.offset",
                 offset,
                 f"0 to {self.sizes[indices[0]]}, the size of the file it is in",
             )
+        records = count_of(value.get("records"), f"{path}.records")
+        if records > offset:  # each record before the offset takes a byte of it at least
+            raise damage(f"{path}.records", records, f"0 to {offset}, at most its offset")
         return Lane(
             indices,
             offset,
-            count_of(value.get("records"), f"{path}.records"),
+            records,
             count_of(value.get("skip"), f"{path}.skip"),
             count_of(value.get("step"), f"{path}.step", 1),
         )
 
     def leftover(self, value: object, path: str) -> Leftover:
         if not isinstance(value, Mapping):
-            raise _bad(path, shown(value), "a leftover {lanes, count, order, start, step}")
+            raise damage(path, shown(value), "a leftover {lanes, count, order, start, step}")
         lanes = value.get("lanes")
         if not isinstance(lanes, (list, tuple)) or not lanes:
-            raise _bad(f"{path}.lanes", shown(lanes), "a list of lanes")
+            raise damage(f"{path}.lanes", shown(lanes), "a list of lanes")
         for i, one in enumerate(lanes):
             self.lane(one, f"{path}.lanes[{i}]")
         order = value.get("order")
         if order is not None and not is_int(order):
-            raise _bad(f"{path}.order", order, "a seed (an int), or null")
+            raise damage(f"{path}.order", order, "a seed (an int), or null")
         return Leftover(
             tuple(lanes),
             count_of(value.get("count"), f"{path}.count"),
@@ -281,7 +295,7 @@ class _Checker:
 
     def file(self, value: object, path: str) -> int:
         if not is_int(value) or not 0 <= value < self.files:  # type: ignore[operator]
-            raise _bad(path, value, f"a file's index, 0 to {self.files - 1}")
+            raise damage(path, value, f"a file's index, 0 to {self.files - 1}")
         assert isinstance(value, int)
         return value
 
@@ -310,15 +324,23 @@ def is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+MOST = 2**53
+"""The largest count a position holds: JSON's exact integers end there (and no epoch, offset or
+record count comes near)."""
+
+
 def count_of(value: object, path: str, least: int = 0, where: str = "resume") -> int:
-    """`value` if it is an int of `least` or more; else the error for a damaged position."""
+    """`value` if it is an int of `least` to `MOST`; else the error for a damaged position."""
     if not is_int(value) or value < least:  # type: ignore[operator]
-        raise _bad(path, value, f"an int of {least} or more", where)
+        raise damage(path, value, f"an int of {least} or more", where)
     assert isinstance(value, int)
+    if value > MOST:
+        raise damage(path, value, "an int of at most 2**53, JSON's exact integers", where)
     return value
 
 
-def _bad(path: str, value: object, expected: str, where: str = "resume") -> ConfigError:
+def damage(path: str, value: object, expected: str, where: str = "resume") -> ConfigError:
+    """The error for a damaged position: the field, what it holds, what it should."""
     return ConfigError(
         "a damaged position",
         source=where,

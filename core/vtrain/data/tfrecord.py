@@ -12,11 +12,13 @@ headers, the only step per record; one `struct` call then slices out every
 record of the block, and every kept record's data checksum is checked with one
 CRC of the whole, through `vtrain.storage.crc32c` (masked_crc.py). A header's
 checksum is taken once per distinct header: most files have few record lengths.
-A record larger than a block is read alone, in one piece.
+A record larger than a block is read alone, in one piece, once the file is known to
+hold all of it (a torn header can claim any length).
 """
 
 from __future__ import annotations
 
+import io
 import struct
 from collections.abc import Callable, Generator, Iterator
 from operator import sub
@@ -99,14 +101,20 @@ def read_tfrecord_at(
             )
         size = headers.get(header, 0)
         if size > BLOCK:  # a large record: read alone, in one piece, not copied into a block
-            stream.seek(base + pos + 12)
-            data, footer = stream.read(size - 16), stream.read(4)
-            if len(data) + len(footer) < size - 12:
-                raise _torn(where, base + pos, size, 12 + len(data) + len(footer))
+            # Any 8 bytes and their masked CRC make a valid header: a torn copy can turn data
+            # into a length of up to 2**64. A length is only believed if the file holds it.
+            left = stream.seek(0, io.SEEK_END) - (base + pos)
+            if size > left:
+                raise _torn(where, base + pos, size, left)
             records += 1
-            if skip:
+            if skip:  # passed over unread, as TensorFlow's reader does: only its length checked
                 skip -= 1
+                stream.seek(base + pos + size)
             else:
+                stream.seek(base + pos + 12)
+                data, footer = stream.read(size - 16), stream.read(4)
+                if len(data) + len(footer) < size - 12:  # the file shrank while it was read
+                    raise _torn(where, base + pos, size, 12 + len(data) + len(footer))
                 skip = step - 1
                 if check_crc and mask(crc(data)) != int.from_bytes(footer, "little"):
                     raise _corrupt(where, base + pos)
