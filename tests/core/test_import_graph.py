@@ -44,6 +44,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "vtrain.documents",
         "vtrain.document_strings",
         "vtrain.install_hints",
+        "vtrain.process_start",
     ),
     # Where bytes live; knows nothing of the run.
     ("vtrain.storage",),

@@ -115,3 +115,21 @@ def render_args(target: str, fmt: str = "json", *extra: str) -> list[str]:
     """`vtrain render ...` arguments of `target`, with `extra` flags before the command."""
     platform, args = TARGETS[target]
     return ["render", platform, *args, "--format", fmt, *extra, *COMMAND]
+
+
+def rehearsed_vertex(*flags: str, args: tuple[str, ...] = ()) -> list[str]:
+    """`vtrain render` arguments of the rehearsal-record tests' document: a chief and one worker
+    running `python -m trainer.task ARGS` into gs://my-bucket/r, rendered as JSON."""
+    job = ["vertex", "--name", "t", "--workers", "1", "--image", "gcr.io/p/i:1", *flags]
+    return [
+        *job,
+        "--output-dir",
+        "gs://my-bucket/r",
+        "--format",
+        "json",
+        "--",
+        "python",
+        "-m",
+        "trainer.task",
+        *args,
+    ]

@@ -13,29 +13,10 @@ from pathlib import Path
 
 import pytest
 from conftest import Result
+from targets import rehearsed_vertex
 
 Run = Callable[..., Result]
-RENDER = [
-    "vertex",
-    "--name",
-    "t",
-    "--workers",
-    "1",
-    "--image",
-    "gcr.io/p/i:1",
-    "--machine-type",
-    "n1-standard-8",
-    "--accelerator",
-    "NVIDIA_TESLA_T4:1",
-    "--output-dir",
-    "gs://my-bucket/r",
-    "--format",
-    "json",
-    "--",
-    "python",
-    "-m",
-    "trainer.task",
-]
+RENDER = rehearsed_vertex("--machine-type", "n1-standard-8", "--accelerator", "NVIDIA_TESLA_T4:1")
 
 
 def command(*args: str) -> list[str]:

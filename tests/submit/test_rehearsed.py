@@ -10,27 +10,10 @@ from pathlib import Path
 
 import pytest
 from conftest import Result, VertexServer
+from targets import rehearsed_vertex
 
 Run = Callable[..., Result]
-RENDER = [
-    "vertex",
-    "--name",
-    "t",
-    "--workers",
-    "1",
-    "--image",
-    "gcr.io/p/i:1",
-    "--output-dir",
-    "gs://my-bucket/r",
-    "--format",
-    "json",
-    "--",
-    "python",
-    "-m",
-    "trainer.task",
-    "--epochs",
-    "3",
-]
+RENDER = rehearsed_vertex(args=("--epochs", "3"))
 SEND = ["--project", "my-project", "--region", "europe-west4"]
 # Stands in for `python -m trainer.task`: the chief saves the model; or, `every`, all do.
 SCRIPT = """
@@ -84,7 +67,7 @@ def test_submit_says_whether_and_how_the_document_was_rehearsed(
     assert first.status == 0, first.err
     assert "vtrain: not rehearsed (`vtrain local run --job FILE -- COMMAND`" in first.err
 
-    assert rehearse(job, "every").endswith("\n")
+    assert "\nverdict: not ready: 1 finding\n  [leader] worker-0: " in rehearse(job, "every")
     flagged = vtrain(*send)
     assert flagged.status == 0, flagged.err  # findings inform; the job is sent all the same
     assert "vtrain: rehearsed: not ready: 1 finding (20" in flagged.err

@@ -26,6 +26,7 @@ import time
 
 from vtrain.errors import LaunchError
 from vtrain.log import logger
+from vtrain.process_start import start_time
 
 # `typing` costs milliseconds at start-up; the names are for the type checker only.
 TYPE_CHECKING = False
@@ -42,21 +43,6 @@ KINDS = ("job", "study")
 
 LIVE, GONE, REUSED, UNKNOWN = "live", "gone", "reused", "unknown"
 """What a lock file's pid names now: its job, no process, another process, or cannot tell."""
-
-
-def process_start(pid: int) -> int | None:
-    """`pid`'s start, in clock ticks since boot; None when no such process (or no /proc)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
-    except OSError:
-        return None
-    # The command name (field 2) may hold blanks and parentheses: count from its closing one.
-    fields = stat.rpartition(b")")[2].split()
-    try:
-        return int(fields[19])  # field 22, starttime
-    except (IndexError, ValueError):
-        return None
 
 
 def holder(body: str) -> dict[str, Any] | None:
@@ -134,7 +120,7 @@ class FolderLock:
             except BlockingIOError:
                 raise _held(folder, source, holder(_read(fd))) from None
             named = holder(_read(fd))
-            now = UNKNOWN if named is None else fate(named, process_start)
+            now = UNKNOWN if named is None else fate(named, start_time)
             me = now == LIVE and named is not None and named["pid"] == os.getpid()
             if now == LIVE and not me:
                 # Its job runs, yet holds no flock: its lock file was replaced under it.
@@ -182,7 +168,7 @@ def _held(folder: str, source: str, named: dict[str, Any] | None) -> LaunchError
 def _body(what: str, job_id: str) -> str:
     pid = os.getpid()
     started = time.strftime("%Y-%m-%d %H:%M:%S")
-    body = {"pid": pid, "start": process_start(pid), "started": started}
+    body = {"pid": pid, "start": start_time(pid), "started": started}
     return json.dumps({**body, "what": what, "job_id": job_id})
 
 

@@ -13,10 +13,9 @@ import os
 import socket
 from dataclasses import dataclass
 
+from vtrain.process_start import start_time
+
 _BOOT_ID = "/proc/sys/kernel/random/boot_id"
-# /proc/<pid>/stat: the process name may hold spaces and parentheses, so fields are counted
-# after the last ")"; there, the start time (field 22 of the whole line) is the 20th.
-_START_FIELD = 19
 
 
 @dataclass(frozen=True)
@@ -32,16 +31,6 @@ class Owner:
 
     def __str__(self) -> str:
         return f"pid {self.pid} on {self.host}"
-
-
-def start_time(pid: int) -> int | None:
-    """When `pid` started, in clock ticks after boot; None if it is gone or /proc is missing."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
-        return int(stat[stat.rindex(b")") + 2 :].split()[_START_FIELD])
-    except (OSError, ValueError, IndexError):
-        return None
 
 
 def _boot_id() -> str | None:

@@ -27,9 +27,9 @@ from vtrain.local.folder_lock import (
     FolderLock,
     fate,
     holder,
-    process_start,
     takeover_line,
 )
+from vtrain.process_start import start_time
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
 
@@ -174,7 +174,7 @@ STATES: list[tuple[str, Callable[[], str | None], bool, str | None]] = [
     ("a reused pid", lambda: _body(os.getppid(), 1), False, "is another process now"),
     ("no start", lambda: _body(os.getppid(), None), False, "it no longer holds it"),
     # A live job whose lock file was replaced under it: it runs, so it is not taken over.
-    ("live, unlocked", lambda: _body(os.getppid(), process_start(os.getppid())), True, None),
+    ("live, unlocked", lambda: _body(os.getppid(), start_time(os.getppid())), True, None),
 ]
 
 
@@ -200,7 +200,7 @@ def test_every_lock_file_state(
     with FolderLock.take(str(folder), "new"):
         written = json.loads((folder / LOCK_FILE).read_text())
         assert written["pid"] == os.getpid() and written["job_id"] == "new"
-        assert written["start"] == process_start(os.getpid())
+        assert written["start"] == start_time(os.getpid())
         with pytest.raises(LaunchError, match=r"job new \(pid \d+, started .*\) is running"):
             FolderLock.take(str(folder), "third")  # held: even this process is refused
     said = [r.getMessage() for r in caplog.records if "took over" in r.getMessage()]
@@ -232,7 +232,7 @@ def test_whatever_a_lock_file_holds_nobody_s_lock_is_taken(
     except LaunchError as e:
         # Refused only for a body naming a live process at its own start.
         named = holder(body.decode("utf-8", "replace"))
-        assert named is not None and fate(named, process_start) == LIVE, e
+        assert named is not None and fate(named, start_time) == LIVE, e
         return
     lock.release()
 
