@@ -174,6 +174,14 @@ if first and info.role == "worker":
         time.sleep(0.05)
     time.sleep(1)  # vtrain has taken in the chief's exit: its loss
     import trainer_that_is_not_there
+if not first:
+    (folder / f"{info.role}-{info.index}.again").touch()
+if not first and info.role == "chief":
+    # Not done before the worker has failed and restarted: the chief's success would stop it
+    # before its own failure (a busy machine's start of the restarted chief is quick).
+    deadline = time.monotonic() + 60
+    while not (folder / "worker-0.again").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
 """
 
 
