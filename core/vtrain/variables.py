@@ -19,13 +19,18 @@ LOCAL_LAUNCH = "VTRAIN_LOCAL_LAUNCH"
 """Set by vtrain's per-GPU launcher on each process it starts; read like torchrun's marker."""
 SERVES_FILE = "VTRAIN_SERVES_FILE"
 """Set by `vtrain local run` per replica: the file a serving replica creates to say it serves."""
+PROGRESS_FILE = "VTRAIN_PROGRESS_FILE"
+"""Set by `vtrain local run` per replica: where its trainer writes its progress
+(`vtrain.progress.file`), for the live view and the straggler check."""
 READER = "VTRAIN_READER"
 """This replica's place among the readers of the training and test data, ``rank/readers``;
 exported by a plugin whose replicas read otherwise than the trainers in rank order."""
 FRAMEWORK_VARIABLES = "VTRAIN_FRAMEWORK_VARIABLES"
 """The framework's own variables a plugin set in this process (its `environment_prefixes`),
 comma-separated: `vtrain local run` keeps them, and this, out of a new job's replicas."""
-PLACEMENT_VARIABLES = frozenset({LEADER, LOCAL_LAUNCH, SERVES_FILE, READER, FRAMEWORK_VARIABLES})
+PLACEMENT_VARIABLES = frozenset(
+    {LEADER, LOCAL_LAUNCH, SERVES_FILE, PROGRESS_FILE, READER, FRAMEWORK_VARIABLES}
+)
 
 # Chosen by whoever starts the job, the same on every replica: not a placement variable.
 RESUME_FROM = "VTRAIN_RESUME_FROM"

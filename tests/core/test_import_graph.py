@@ -57,6 +57,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "vtrain.data",
         "vtrain.hypertune",
         "vtrain.preemption",
+        "vtrain.progress",
         "vtrain.outputs",
     ),
     # The plugin contract and registry, built on all of the above.

@@ -15,6 +15,7 @@ from types import MappingProxyType
 from vtrain.context import output_dirs
 from vtrain.local.plan import Plan, Replica
 from vtrain.local.writers import aiplatform, kubeflow, torchrun, vertex
+from vtrain.progress.bound import FIRST_STEP, FLOOR, LOCAL
 from vtrain.variables import FRAMEWORK_VARIABLES, PLACEMENT_VARIABLES, RESUME_FROM
 
 # Everything a platform, a launcher or vtrain sets on a replica. A parent shell that ran
@@ -107,6 +108,9 @@ def replica_env(
     env["VTRAIN_OUTPUT_DIR"] = plan.output_dir
     # Each VM has its own /tmp/hypertune; here replicas share a disk, and concurrent runs too.
     env["CLOUD_ML_HP_METRIC_FILE"] = metric_file(plan, me)
+    # The watchdog's bound fits a rehearsal, unless the user set it (vtrain.progress.bound).
+    env.setdefault(FLOOR, f"{LOCAL.floor:g}")
+    env.setdefault(FIRST_STEP, f"{LOCAL.first_step:g}")
     # A rehearsed job's own variables (its container env); the platform's win over them.
     if plan.role_env:
         env.update(plan.role_env.get(me.role, {}))

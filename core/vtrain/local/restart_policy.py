@@ -18,6 +18,7 @@ from vtrain.cluster.roles import CHIEF
 from vtrain.frozen import Frozen
 from vtrain.local.result import describe_exit, shell_status
 from vtrain.local.usage_error import refused_arguments
+from vtrain.progress.bound import STUCK_EXIT, stuck_said
 
 # `typing` costs milliseconds at start-up; the names are for the type checker only.
 TYPE_CHECKING = False
@@ -31,6 +32,13 @@ SUCCESS_GRACE_SECONDS = 1.0
 # A run that fails this soon after its start failed before training began (no such file,
 # an import error): when the next run fails the same way, restarts would only repeat it.
 IMMEDIATE_SECONDS = 1.0
+
+HUNG_PEER = (
+    "; where a peer hangs, a replica restarted alone finds it hung again: "
+    "--restart-job-on-worker-restart (scheduling.restartJobOnWorkerRestart on Vertex) "
+    "restarts every replica together, the hung one too"
+)
+"""Said when a stuck replica restarts alone: no platform restarts a machine that hangs."""
 
 RUNNING, STOPPING, SUCCEEDED = "running", "stopping", "succeeded"
 """The job's state when a replica exits: running, being stopped, or the chief has succeeded."""
@@ -183,7 +191,12 @@ def decide(exit: Exit, rules: Rules) -> Decision:
             return _succeed(exit)
         return Decision(NOTE, ((f"{name} finished", name),))
     # A failure, or a replica whose "machine" was killed: the platform restarts it.
-    why = preempted or ("was killed (--kill)" if exit.injected else f"exited with {how}")
+    stuck = None if exit.injected else stuck_said(code, exit.tail)
+    why = (
+        preempted
+        or (stuck and f"was stuck ({stuck}): its watchdog ended it (exit {STUCK_EXIT})")
+        or ("was killed (--kill)" if exit.injected else f"exited with {how}")
+    )
     if not exit.injected and exit.killed is not None:
         why += f", as expected after {exit.killed}'s kill"
     status = max(1, shell_status(code))
@@ -212,6 +225,8 @@ def decide(exit: Exit, rules: Rules) -> Decision:
     used = exit.job_restarts if rules.restart_job else exit.restarts
     if used >= rules.max_restarts:
         reason = f"{name} {why} after {used} restarts (--max-restarts {rules.max_restarts})"
+        if stuck and not rules.restart_job:
+            reason += HUNG_PEER
         return Decision(
             STOP,
             ((reason + "; the job fails", name),),
@@ -233,6 +248,8 @@ def decide(exit: Exit, rules: Rules) -> Decision:
             STOP, ((reason, name),), status=status, reason=reason, failed_at_once=failed_at_once
         )
     note = f"{name} {why}; restart {exit.restarts + 1} of {rules.max_restarts}"
+    if stuck:
+        note += HUNG_PEER
     return Decision(RESTART_REPLICA, ((note, name),), failed_at_once=failed_at_once)
 
 

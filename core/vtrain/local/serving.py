@@ -39,10 +39,15 @@ class ServingFiles:
         """Where replica `name` says that it serves."""
         return os.path.join(self.folder, f"{name}.serves")
 
+    def progress(self, name: str) -> str:
+        """Where replica `name`'s trainer writes its progress (`vtrain.progress.file`)."""
+        return os.path.join(self.folder, f"{name}.progress")
+
     def forget(self, name: str) -> None:
         """Before a (re)start: what an earlier run of `name` said no longer holds."""
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(self.path(name))
+        for path in (self.path(name), self.progress(name)):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
 
     def serves(self, name: str) -> bool:
         """True once the current run of replica `name` has said that it serves."""

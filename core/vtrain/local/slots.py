@@ -46,6 +46,8 @@ class Slot:
         self.stopped = False
         self.after_success = False
         self.injected = False
+        self.frozen = False
+        """True while --kill ...:STOP holds its run frozen, as a machine that hangs."""
         self.last_failure: int | None = None
         """The exit code of the previous run, when it failed at once (`restart_policy`)."""
         self.runs: list[Run] = []
@@ -58,7 +60,7 @@ class Slot:
     def begin(self, proc: ReplicaProcess, stream: Stream) -> None:
         """A new run of it has started: `proc`, whose output `stream` reads."""
         self.proc, self.stream = proc, stream
-        self.injected = self.stopped = False
+        self.injected = self.stopped = self.frozen = False
         self.exit_code, self.started = None, time.monotonic()
         if self.first_start is None:
             self.first_start = self.started
@@ -78,7 +80,8 @@ class Slot:
             return
         self.stopped = True
         self.after_success |= after_success
-        self.proc.signal(signal.SIGTERM)
+        # A machine that hangs takes no SIGTERM: the platform deletes it, and so does vtrain.
+        self.proc.signal(signal.SIGKILL if self.frozen else signal.SIGTERM)
 
     def exit(
         self,

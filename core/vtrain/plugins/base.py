@@ -149,6 +149,12 @@ class Plugin(ABC):
             from vtrain.plugins.serve import run_service
 
             run_service(self, info, options)
+        if info.rank is not None:
+            from vtrain.progress.watchdog import watch
+
+            # From here, before the framework meets its peers: a rendezvous that hangs is a
+            # hang too, under the first-step allowance.
+            watch(env, launched=info.source != "single")
         return info
 
     def leads(self, info: ClusterInfo, environ: Mapping[str, str] | None = None) -> bool:

@@ -15,6 +15,10 @@ shape, so a user who has read one knows the other three:
 - `share(split)`, `shard(items)`: this trainer's part of the input;
 - `stream(split, resume=found)`: its records with a position, going on where a commit stood;
   `batches(stream, batch_size=...)`: the framework's batches of it;
+- `step(n=None)`: a step of a hand-written loop ended (the plugins' callbacks, `batches` and
+  `save_checkpoint` say so themselves); `long(what, seconds)`: a block that may make no
+  progress for that long (an evaluation) without being taken for a hang; `progress`: the
+  step count, step rate and last commit the watchdog and the rehearsal read;
 - `distributed`, `barrier()`, `close(ok=True)` (`with handle:` calls it).
 
 A plugin implements hooks, never these words: `_write_state` and `_read_state` (how
@@ -29,9 +33,11 @@ configured with: nothing it does reads `os.environ` again.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
-from collections.abc import Callable, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType, TracebackType
 from typing import TYPE_CHECKING, Any, ClassVar, NoReturn, TypeVar
@@ -39,6 +45,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, NoReturn, TypeVar
 from vtrain.cluster import ClusterInfo
 from vtrain.errors import UsageError
 from vtrain.log import logger
+from vtrain.progress import tracker
 
 # Checkpoints, data and the run context load when first used: a serving replica never does.
 if TYPE_CHECKING:
@@ -46,6 +53,7 @@ if TYPE_CHECKING:
     from vtrain.checkpoints.payload import PayloadLike
     from vtrain.context import RunContext
     from vtrain.data import Share, Stream
+    from vtrain.progress.file import Snapshot
 
 log = logger(__name__)
 
@@ -340,6 +348,7 @@ class Handle:
         preempted = self.preempted
         position = None if data is None else self._gather_position(step, data)
         manager = self.checkpoints
+        tracker().reached(step, committed=manager.is_leader)
         where = None
         if manager.is_leader:
             now = blocking or preempted
@@ -415,6 +424,32 @@ class Handle:
     def _read_state(self, checkpoint: Checkpoint, objects: tuple[Any, ...]) -> Resumed:
         """Hook: load a committed step (open for the call) into `objects`; what it held."""
         raise NotImplementedError(f"{type(self).__name__} has no resume")
+
+    # -- progress ---------------------------------------------------------------------------
+
+    def step(self, step: int | None = None) -> None:
+        """A step of the training loop ended (`step`: its number, where the loop counts them).
+
+        The watchdog and `vtrain local run`'s live view count steps from it; the plugins'
+        callbacks (Keras, Lightning, XGBoost), `batches` and `save_checkpoint` mark their
+        own, so only a hand-written loop calls it. A few attribute writes: no I/O.
+        """
+        tracker().stepped(step, explicit=True)
+
+    @contextlib.contextmanager
+    def long(self, what: str, seconds: float) -> Iterator[None]:
+        """A block that may go `seconds` without a step and is no hang (an evaluation, a
+        first compile); `what` is said if it overruns even that."""
+        from vtrain.errors import positive_seconds
+
+        positive_seconds(seconds, source="long", problem="not a number of seconds")
+        with tracker().long(what, seconds):
+            yield
+
+    @property
+    def progress(self) -> Snapshot:
+        """This trainer's progress: its step, step rate, last commit and state."""
+        return tracker().snapshot(time.monotonic())
 
     # -- preemption -------------------------------------------------------------------------
 
@@ -496,8 +531,10 @@ class Handle:
             return
         life.closed = True
         from vtrain.preemption import unwatch
+        from vtrain.progress.watchdog import unwatch as done
 
         unwatch()  # no save is coming: SIGTERM stops the process at once again
+        done()  # what follows (the last commit, leaving the collective) is no step
         try:
             manager = self._made_checkpoints()
             if ok and manager is not None:

@@ -1,0 +1,141 @@
+"""The watchdog in a real process: a trainer that stops making progress is ended, and says why.
+
+Each case runs a small trainer in a child process (the watchdog ends its process)
+with a bound of a second or two, marking steps through the handle's words.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from vtrain.progress.bound import STUCK_EXIT, STUCK_PREFIX
+from vtrain.progress.file import read
+
+TRAINER = """
+import os, sys, threading, time
+from vtrain.cluster import ClusterInfo
+from vtrain.plugins.handle import Handle
+from vtrain.progress.watchdog import watch
+
+handle = Handle(ClusterInfo.from_env({}), is_leader=True)
+watch(os.environ, launched=True)
+for step in range(1, 31):
+    time.sleep(0.02)
+    handle.step()
+{then}
+print("finished", flush=True)
+"""
+
+BOUND = {
+    "VTRAIN_STUCK_FLOOR": "1.5",
+    "VTRAIN_FIRST_STEP_SECONDS": "5",
+    "VTRAIN_WATCHDOG": "on",
+}
+
+
+def run(tmp_path: Path, then: str, **env: str) -> subprocess.CompletedProcess[str]:
+    script = tmp_path / "trainer.py"
+    script.write_text(TRAINER.replace("{then}", textwrap.dedent(then)))
+    return subprocess.run(
+        [sys.executable, str(script)],
+        env={"PATH": "/usr/bin:/bin", **BOUND, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_a_trainer_that_stops_stepping_is_ended_with_its_stacks(tmp_path: Path) -> None:
+    started = time.monotonic()
+    done = run(tmp_path, "def fetch_the_next_batch():\n    time.sleep(600)\nfetch_the_next_batch()")
+    assert done.returncode == STUCK_EXIT, done.stderr
+    assert "finished" not in done.stdout
+    [line] = [x for x in done.stderr.splitlines() if x.startswith(STUCK_PREFIX)]
+    assert "after step 30" in line and "the floor of 1.5 s" in line, line
+    assert f"exit {STUCK_EXIT}" in line
+    # Every thread's stack, the stuck place in it.
+    assert "most recent call first" in done.stderr
+    assert "fetch_the_next_batch" in done.stderr
+    assert time.monotonic() - started < 30
+
+
+def test_what_it_waited_for_is_named(tmp_path: Path) -> None:
+    done = run(tmp_path, "with handle.long('the nightly evaluation', 1):\n    time.sleep(600)")
+    assert done.returncode == STUCK_EXIT, done.stderr
+    assert "waiting for the nightly evaluation" in done.stderr
+    assert "handle.long(...) gave 1 s" not in done.stderr  # the floor reached further
+
+
+def test_a_long_block_within_its_seconds_is_no_hang(tmp_path: Path) -> None:
+    done = run(tmp_path, "with handle.long('an evaluation', 8):\n    time.sleep(4)")
+    assert done.returncode == 0, done.stderr
+    assert "finished" in done.stdout
+
+
+def test_steady_steps_are_never_stuck(tmp_path: Path) -> None:
+    done = run(tmp_path, "for _ in range(150):\n    time.sleep(0.02)\n    handle.step()")
+    assert done.returncode == 0, done.stderr
+    assert STUCK_PREFIX not in done.stderr
+
+
+def test_off_means_off(tmp_path: Path) -> None:
+    done = run(tmp_path, "time.sleep(3)", VTRAIN_WATCHDOG="off")
+    assert done.returncode == 0, done.stderr
+
+
+def test_the_first_step_has_its_allowance(tmp_path: Path) -> None:
+    script = tmp_path / "slow_start.py"
+    script.write_text(
+        "import os, time\n"
+        "from vtrain.progress.watchdog import watch\n"
+        "watch(os.environ, launched=True)\n"
+        "time.sleep(3)\n"  # under the 5 s allowance, past the 1.5 s floor
+        "print('started', flush=True)\n"
+        "time.sleep(600)\n"
+    )
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        env={"PATH": "/usr/bin:/bin", **BOUND},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == STUCK_EXIT and "started" in done.stdout, done.stderr
+    assert "first-step allowance 5 s" in done.stderr
+    assert 5 <= time.monotonic() - started < 30
+
+
+def test_the_progress_file_holds_the_steps(tmp_path: Path) -> None:
+    path = tmp_path / "chief-0.progress"
+    done = run(
+        tmp_path,
+        "handle.save_checkpoint\n"  # a word of the handle, not called: this handle saves nothing
+        "time.sleep(2.5)",
+        VTRAIN_PROGRESS_FILE=str(path),
+        VTRAIN_STUCK_FLOOR="30",
+    )
+    assert done.returncode == 0, done.stderr
+    found = read(str(path))
+    assert found is not None
+    assert found.step == 30 and found.marks == 30
+    assert found.rate is not None and 10 < found.rate < 60  # 30 steps of 20 ms and a bit
+    assert found.state == "waiting" or found.state == "training"
+    assert path.stat().st_mode & 0o077 == 0  # private, as every file vtrain writes for itself
+
+
+@pytest.mark.parametrize("seconds", [0, -1, float("nan"), "soon"])
+def test_long_refuses_a_bad_number_of_seconds(seconds: object) -> None:
+    from vtrain.cluster import ClusterInfo
+    from vtrain.errors import UsageError
+    from vtrain.plugins.handle import Handle
+
+    handle = Handle(ClusterInfo.from_env({}), is_leader=True)
+    with pytest.raises(UsageError, match="long"), handle.long("x", seconds):  # type: ignore[arg-type]
+        pass
