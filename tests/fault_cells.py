@@ -8,10 +8,12 @@ kill's line and the preemption's `committed step N` line, a cell gives its figur
 - recover: seconds from the kill to the chief's first step after the resume;
 - redone: steps trained again (the furthest step reached before the restart, less
   the step resumed from);
-- commit: seconds from a SIGTERM to the `committed step N` line.
+- commit: seconds from a SIGTERM to the `committed step N` line;
+- detect: seconds from a freeze (SIGSTOP) to the first watchdog's line;
+- ended: seconds from the kill to the job's end.
 
-tests/pytorch/test_fault_matrix.py, tests/xgboost/test_fault_matrix.py and
-bench/faults.py run the cells.
+Each framework's tests/<framework>/test_fault_matrix.py and bench/faults.py run the
+cells; `check_frozen` is what every frozen cell asserts.
 """
 
 from __future__ import annotations
@@ -35,6 +37,12 @@ FAULTS = {
     "preempt worker": "worker:0@{at}:TERM",
     "preempt chief": "chief:0@{at}:TERM",
 }
+# A machine that hangs (SIGSTOP): it stays frozen; its peers' watchdogs end them.
+FREEZES = {
+    "freeze worker": "worker:0@{at}:STOP",
+    "freeze chief": "chief:0@{at}:STOP",
+}
+STUCK = "vtrain: stuck: "
 # policy -> vtrain local run's options: Vertex's default restarts the failed replica alone.
 POLICIES = {"replica": [], "job": ["--restart-job-on-worker-restart"]}
 COMMITTED = "preempted (SIGTERM): committed step "
@@ -62,6 +70,10 @@ class CellRun:
     committed_at: float | None = None
     committed_step: int | None = None
     timed_out: bool = False
+    stuck_at: float | None = None
+    """When the first watchdog said its trainer was stuck."""
+    ended_at: float | None = None
+    """When `vtrain local run` ended (or was stopped, past the timeout)."""
     lead: str = "chief-0"
     """The replica whose lives give the figures: the chief, or the trainer that leads."""
 
@@ -95,6 +107,18 @@ class CellRun:
         ]
         return max(0, max(reached, default=0) - self.resumed())
 
+    def detect(self) -> float | None:
+        """Seconds from a freeze to the first watchdog's line."""
+        if self.killed_at is None or self.stuck_at is None:
+            return None
+        return self.stuck_at - self.killed_at
+
+    def ended(self) -> float | None:
+        """Seconds from the kill to the job's end: its resumed finish, or its stop."""
+        if self.killed_at is None or self.ended_at is None:
+            return None
+        return self.ended_at - self.killed_at
+
     def commit(self) -> float | None:
         """Seconds from the SIGTERM to its `committed step N` line."""
         if self.killed_at is None or self.committed_at is None:
@@ -114,6 +138,7 @@ class CellRun:
 
         redone = self.redone()
         return (
+            f"detect {show(self.detect(), 's')}, "
             f"recover {show(self.recover(), 's')}, "
             f"redone {'-' if redone is None else f'{redone} steps'}, "
             f"commit {show(self.commit(), 's')}"
@@ -169,8 +194,12 @@ def run_cell(
             if not match:
                 continue
             who, text = match["who"], match["text"]
-            if who == "vtrain" and text.startswith("--kill ") and " sending " in text:
+            if who == "vtrain" and text.startswith("--kill ") and (
+                " sending " in text or " freezing " in text
+            ):
                 run.killed_at = run.killed_at or now
+            elif text.startswith(STUCK) and run.stuck_at is None:
+                run.stuck_at = now
             elif text.startswith("vtrain-start "):
                 run.lives.setdefault(who, []).append(Life(float(text.split()[1])))
             elif text.startswith("vtrain-tick ") and run.lives.get(who):
@@ -195,6 +224,41 @@ def run_cell(
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+    run.ended_at = time.time()
     reader.join(timeout=10)
     run.output = "".join(lines)
     return run
+
+
+def check_frozen(
+    run: CellRun,
+    policy: str,
+    *,
+    timeout: float,
+    detect_within: float,
+    every: int,
+    settle_within: float,
+) -> None:
+    """What a frozen cell must show: found by a peer's watchdog within `detect_within` seconds
+    of the freeze; then, as the platform would, the whole job restarts and resumes from a
+    commit (a multiple of `every` steps), or the lone restarts find the peer hung and the
+    job stops with exit 75 and one line that says what to do; either within
+    `settle_within` seconds of the freeze (the resumed lead's first step, or the stop)."""
+    assert not run.timed_out, f"hung past {timeout} s:\n{run.shown()}"
+    assert run.killed_at is not None and "nothing to kill" not in run.output, run.shown()
+    detect = run.detect()
+    assert detect is not None and detect < detect_within, (detect, run.shown())
+    assert "was stuck (no progress for " in run.output, run.shown()
+    if policy == "job":
+        assert run.returncode == 0, run.shown()
+        assert "restarting every replica" in run.output, run.shown()
+        assert len(run.lives[run.lead]) >= 2, run.shown()
+        if run.trained_before_kill():
+            assert run.resumed() % every == 0 and run.resumed() > 0, run.shown()
+        settled = run.recover()
+    else:
+        assert run.returncode == 75, run.shown()
+        [reason] = [line for line in run.output.splitlines() if line.startswith("job failed")]
+        assert "--restart-job-on-worker-restart" in reason, reason
+        settled = run.ended()
+    assert settled is not None and settled < settle_within, (settled, run.shown())

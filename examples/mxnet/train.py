@@ -98,6 +98,7 @@ def main() -> None:
                 trainer.step(args.global_batch_size)
                 total += float(loss.sum().asscalar())
                 done += 1
+                handle.step(done)  # the watchdog and `vtrain local run`'s live view count it
                 if handle.preempted:  # a worker got SIGTERM: every worker stops here
                     handle.save_checkpoint(done, net, trainer)  # commits, then exits 143
                 time.sleep(args.step_delay)

@@ -89,6 +89,7 @@ def main() -> None:
             loss.backward()
             optimizer.step()
             step += 1
+            handle.step(step)  # the watchdog and `vtrain local run`'s live view count it
             if step % args.checkpoint_every == 0 or step == args.steps:
                 handle.save_checkpoint(step, model, optimizer)  # every trainer; the leader commits
             time.sleep(args.step_delay)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from cluster_run import EXAMPLES, final_parameters
-from fault_cells import FAULTS, POLICIES, CellRun, run_cell
+from fault_cells import FAULTS, FREEZES, POLICIES, CellRun, check_frozen, run_cell
 
 pytestmark = pytest.mark.faults
 
@@ -34,6 +34,20 @@ LIGHTNING_START = r"Restoring states from the checkpoint path .*step-0*(\d+)"
 KILL_AT = 14  # seconds: past the cold start (5 to 9 s) and the first commits, mid-training
 TIMEOUT = 150  # a cell takes about 30 s; one that hangs fails here, and is stopped
 CELLS = [(fault, policy) for fault in FAULTS for policy in POLICIES]
+FROZEN = [(fault, policy) for fault in FREEZES for policy in POLICIES]
+# A restarted replica that finds its peer frozen waits in the rendezvous: its first-step
+# allowance (120 s in a rehearsal) is cut to 30 s, and one restart is enough to show it.
+FROZEN_OPTIONS = ["--max-restarts", "1"]
+FROZEN_ENV = {"VTRAIN_FIRST_STEP_SECONDS": "30"}
+DETECT_WITHIN = 30.0  # seconds from the freeze to the first watchdog's line (issue 45)
+# From the freeze: the resumed chief's first step, or the job's stop (one lone restart of 30 s).
+SETTLE_WITHIN = 100.0
+FROZEN_CHECK = {
+    "timeout": TIMEOUT,
+    "detect_within": DETECT_WITHIN,
+    "every": DDP_EVERY,
+    "settle_within": SETTLE_WITHIN,
+}
 
 
 def cell(
@@ -142,3 +156,28 @@ def test_lightning_cell_resumes_from_the_committed_epoch(
     check_resumed(run, fault, LIGHTNING_EVERY, committing=preempt, announcing=preempt)
     steps = sorted(p.name for p in (tmp_path / "checkpoints").iterdir())
     assert steps[-1] == "step-000000000060", steps  # 4 epochs of 15 steps, the last committed
+
+
+def frozen_cell(out: Path, fault: str, policy: str) -> CellRun:
+    """The DDP example with a replica frozen (SIGSTOP) mid-training, as a machine that hangs."""
+    return run_cell(
+        out,
+        ["--workers", "1", *FROZEN_OPTIONS, *POLICIES[policy]]
+        + ["--kill", FREEZES[fault].format(at=KILL_AT)],
+        DDP,
+        start_line=DDP_START,
+        timeout=TIMEOUT,
+        **FROZEN_ENV,
+    )
+
+
+@pytest.mark.parametrize(("fault", "policy"), FROZEN, ids=[f"{f}-{p}" for f, p in FROZEN])
+def test_ddp_frozen_cell_resumes_or_stops_with_a_reason(
+    fault: str, policy: str, ddp_uninterrupted: CellRun, tmp_path: Path
+) -> None:
+    run = frozen_cell(tmp_path, fault, policy)
+    report("pytorch ddp", fault, policy, run, ddp_uninterrupted)
+    print(f"ended {run.ended():.1f} s after the freeze")
+    check_frozen(run, policy, **FROZEN_CHECK)
+    if policy == "job":
+        assert final_parameters(run.output) == final_parameters(ddp_uninterrupted.output)

@@ -17,7 +17,17 @@ def test_pytorch_blocks_run_as_written(block: Block, tmp_path: Path) -> None:
     if "--kill" not in block.text:  # a killed replica's peers print their tracebacks
         assert "Traceback" not in output
     assert "Failed to initialize NumPy" not in output
-    if "--kill" in block.text:
+    if ":STOP" in block.text:  # a frozen worker: the chief's watchdog, within 30 s (issue 45)
+        assert "stays frozen, as no platform restarts a machine that is still up" in output
+        [silent] = re.findall(r"chief-0 was stuck \(no progress for (\d+) s after step", output)
+        assert int(silent) <= 30, output
+        assert "restarting every replica" in output
+        resumed = re.findall(r"resumed from step (\d+)", done.stdout)
+        assert len(resumed) == 2 and int(resumed[0]) >= 10, output  # both, from a checkpoint
+        # Its stacks are in its log; the console has the line that names the wait.
+        log = (tmp_path / "vtrain-output").glob("local/*/replica-logs/chief-0.log")
+        assert "most recent call first" in next(log).read_text()
+    elif "--kill" in block.text:
         assert "replicas that train with it are expected to fail too, and restart" in output
         resumed = re.findall(r"resumed from step (\d+)", done.stdout)
         assert len(resumed) == 3 and int(resumed[0]) >= 10, output  # all three, from a checkpoint

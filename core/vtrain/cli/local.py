@@ -9,6 +9,7 @@ import sys
 
 from vtrain.cli.arguments import integer, seconds
 from vtrain.cli.output import complain, say
+from vtrain.local.live import DEFAULT_PROGRESS_EVERY
 from vtrain.local.plan import (
     DEFAULT_GRACE_SECONDS,
     DEFAULT_MAX_RESTARTS,
@@ -122,7 +123,16 @@ def add_parser(subparsers: Any) -> None:
         default=[],
         metavar="ROLE:INDEX@SECONDS[:SIGNAL]",
         help="kill that replica that many seconds in (SIGKILL; :TERM for a preemption, a spot "
-        "reclaim: SIGTERM, then SIGKILL 30 s later unless it exited, then the restart)",
+        "reclaim: SIGTERM, then SIGKILL 30 s later unless it exited, then the restart; :STOP "
+        "for a machine that hangs: frozen until its peers' watchdogs and a restart end it)",
+    )
+    run.add_argument(
+        "--slow",
+        action="append",
+        default=[],
+        metavar="ROLE:INDEX@SECONDS:FACTOR",
+        help="make that replica FACTOR times slower from that many seconds in, as a slow machine "
+        "(stopped and continued in a duty cycle): its peers' straggler line names it",
     )
     run.add_argument(
         "--timeout", type=seconds, metavar="SECONDS", help="stop the job and fail after this long"
@@ -141,6 +151,25 @@ def add_parser(subparsers: Any) -> None:
         metavar="SECONDS",
         help="when no replica has printed for this long, say what each one last said "
         f"(default {DEFAULT_QUIET_AFTER:g})",
+    )
+    run.add_argument(
+        "--plain",
+        action="store_true",
+        help="no live view, even on a terminal: the replicas' lines as they come and, every "
+        "--progress-every seconds, a line per trainer, as when the output is not a terminal",
+    )
+    run.add_argument(
+        "--progress-every",
+        type=seconds,
+        metavar="SECONDS",
+        help="seconds between two progress lines without the live view "
+        f"(default {DEFAULT_PROGRESS_EVERY:g})",
+    )
+    run.add_argument(
+        "--verbose",
+        action="store_true",
+        help="show framework noise too (TensorFlow's and absl's start-up banner, Lightning's "
+        "tips, repeated retracing warnings), which otherwise goes to the replica logs alone",
     )
     run.add_argument(
         "--shared-disk",
@@ -168,6 +197,7 @@ def _run(args: argparse.Namespace) -> int:
     # Imported here: `vtrain local --help` need not load the launcher.
     from vtrain.errors import LaunchError
     from vtrain.local import Plan, run_job
+    from vtrain.local.live import Display
     from vtrain.local.reaper import reaping
     from vtrain.os_hints import OUT_OF_DESCRIPTORS, hint_for
 
@@ -190,16 +220,20 @@ def _run(args: argparse.Namespace) -> int:
         args.argv,
         max_restarts=args.max_restarts,
         kills=args.kill,
+        slows=args.slow,
         timeout=args.timeout,
         grace=args.grace,
         quiet_after=args.quiet_after,
         shared_disk=args.shared_disk,
         **topology,
     )
+    display = Display.from_options(
+        plain=args.plain, verbose=args.verbose, progress_every=args.progress_every
+    )
     try:
         # What a replica orphans comes back to us, and goes with the job.
         with reaping(), console_notes():
-            result = run_job(plan, no_model=args.no_model)
+            result = run_job(plan, no_model=args.no_model, display=display)
             status = result.status
     except OSError as e:
         # A descriptor limit can strike at any pipe, socket or file the launcher opens;

@@ -35,6 +35,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import TextIO
 
+    from vtrain.local.live import Display
+
 
 def run_job(
     plan: Plan,
@@ -43,9 +45,11 @@ def run_job(
     colour: bool | None = None,
     environ: Mapping[str, str] | None = None,
     no_model: bool = False,
+    display: Display | None = None,
 ) -> JobResult:
     """Run every replica of `plan` to the job's end, as its platform would; leave no process.
-    `no_model`: the job writes no model by design (the verdict expects none)."""
+    `no_model`: the job writes no model by design (the verdict expects none); `display`: the
+    live view, framework noise and progress lines (default: live on a terminal, no noise)."""
     try:  # before anything in the folder is touched: a second job there would destroy this one
         lock = FolderLock.take(plan.trial_dir, plan.job_id)
     except OSError as e:
@@ -65,6 +69,7 @@ def run_job(
                 stream or sys.stdout,
                 colour=colour,
                 open_logs=False,
+                display=display,
             )
             disks = Disks(
                 os.path.join(plan.trial_dir, DISKS_FOLDER), os.getcwd(), reuse=not plan.shared_disk
@@ -94,6 +99,7 @@ def run_job(
                 evidence.no_model = no_model
                 supervisor = Supervisor(plan, replicas, output, note, environ, serving)
                 result = supervisor.run(evidence, None if plan.shared_disk else disks)
+                output.end_progress()  # the summary follows on a clean screen
                 note.release()
                 output.write(result.table())
                 from vtrain.local.checks import judge  # only now: the job's start goes first

@@ -12,6 +12,10 @@ secret. A program that prints its flags or environment should redact itself.
 
 A log that cannot be written (a full disk, `ulimit -f`) is reported once, on
 the terminal, and dropped: the job goes on, shown but no longer logged.
+
+Framework noise (`vtrain.local.noise`) is logged and not shown, unless the display
+is verbose. On a terminal the live view (`vtrain.local.live`) stays below the lines:
+each write erases it, each flush draws it again.
 """
 
 from __future__ import annotations
@@ -25,6 +29,9 @@ from collections.abc import Sequence
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import BinaryIO, TextIO
+
+    from vtrain.local.live import Block, Display, Row
+    from vtrain.local.noise import Noise
 
 # Cyan, yellow, magenta, green, blue, then the bright ones; red is kept for vtrain's own notes.
 _COLOURS = ("36", "33", "35", "32", "34", "96", "93", "95", "92", "94")
@@ -54,10 +61,20 @@ class Output:
         *,
         colour: bool | None = None,
         open_logs: bool = True,
+        display: Display | None = None,
     ) -> None:
         """`open_logs=False`: the log files wait for `open_logs` (a replica's lines before it
-        are not logged)."""
+        are not logged); `display`: the live view, the noise, the progress lines (default:
+        `Display()`)."""
+        if display is None:
+            from vtrain.local.live import Display
+
+            display = Display()
         self._stream: TextIO | None = stream
+        self._display = display
+        self._noise: Noise | None = None  # made at the first line: its patterns cost
+        self._block: Block | None = None
+        self._live = display.live and _terminal(stream)
         self._colour = use_colour(stream) if colour is None else colour
         width = max(len(n) for n in (*names, NOTE_NAME))
         self._prefix = {
@@ -86,7 +103,14 @@ class Output:
         self.show(name, data)
 
     def show(self, name: str, data: bytes) -> None:
-        """A line replica `name` printed, shown and not logged (its log has it already)."""
+        """A line replica `name` printed, shown and not logged (its log has it already); not
+        even shown when it is framework noise (`vtrain.local.noise`)."""
+        if self._noise is None:
+            from vtrain.local.noise import Noise
+
+            self._noise = Noise(verbose=self._display.verbose)
+        if self._noise.hides(data):
+            return
         text = data.decode("utf-8", "replace").rstrip("\r")
         self.write(f"{self._prefix[name]}{text}\n")
 
@@ -111,17 +135,50 @@ class Output:
         self.write(f"{self._prefix[NOTE_NAME]}{text}\n")
 
     def write(self, text: str) -> None:
-        """Text as it is (the summary table)."""
+        """Text as it is (the summary table), above the live view."""
         if self._stream is not None:
             try:
+                if self._block is not None:
+                    text = self._block.erase() + text
                 self._stream.write(text)
             except OSError as e:
                 self._lose_stream(e)
 
+    @property
+    def progress_every(self) -> float:
+        """Seconds between two calls of `progress`: the live view's redraws, or the lines."""
+        from vtrain.local.live import LIVE_EVERY
+
+        return LIVE_EVERY if self._live else self._display.progress_every
+
+    def progress(self, rows: list[Row]) -> None:
+        """Where each replica stands: the live view on a terminal, else the progress lines."""
+        from vtrain.local.live import Block, plain, render
+
+        if not self._live:
+            for line in plain(rows):
+                self.note(line)
+            return
+        if self._stream is None:
+            return
+        if self._block is None:
+            self._block = Block()
+        width, height = _size(self._stream)
+        self._block.lines = render(rows, width, height)
+        self.write("")  # off the screen: the flush draws it again
+
+    def end_progress(self) -> None:
+        """The job has ended: the live view leaves the screen, for good."""
+        if self._block is not None:
+            self.write("")
+            self._block, self._live = None, False
+
     def flush(self) -> None:
-        """Push out what was written so far."""
+        """Push out what was written so far (and the live view below it)."""
         if self._stream is not None:
             try:
+                if self._block is not None:
+                    self._stream.write(self._block.draw())
                 self._stream.flush()
             except OSError as e:
                 self._lose_stream(e)
@@ -129,7 +186,8 @@ class Output:
             self._log(name, b"", flush=True)
 
     def close(self) -> None:
-        """Flush and close the log files."""
+        """Flush and close the log files (the live view leaves the screen)."""
+        self.end_progress()
         self.flush()
         for name in list(self._logs):
             self._log(name, b"", close=True)
@@ -163,6 +221,21 @@ class Output:
             from vtrain.log import logger
 
             logger(__name__).warning(f"vtrain local: cannot write the output ({_why(e)})")
+
+
+def _terminal(stream: TextIO) -> bool:
+    """True when `stream` is a terminal that moves its cursor (not TERM=dumb)."""
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty()) and os.environ.get("TERM", "dumb") != "dumb"
+
+
+def _size(stream: TextIO) -> tuple[int, int]:
+    """The terminal's columns and lines (80 x 24 where it cannot say)."""
+    try:
+        size = os.get_terminal_size(stream.fileno())
+    except (OSError, ValueError, AttributeError):
+        return 80, 24
+    return size.columns or 80, size.lines or 24
 
 
 def _why(e: OSError) -> str:

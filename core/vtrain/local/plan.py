@@ -7,16 +7,16 @@ the bad ones together, each naming the argument, the value and what was expected
 from __future__ import annotations
 
 import os
-import re
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from signal import SIGKILL, Signals  # by name: Kill's field `signal` hides the module
 
-from vtrain.cluster.fields import natural
 from vtrain.cluster.roles import CHIEF, EVALUATOR, PS, WORKER
 from vtrain.context import trial_folder
-from vtrain.errors import Problems, UsageError, VtrainError
+from vtrain.errors import Problems, VtrainError
 from vtrain.frozen import Frozen
+from vtrain.local.faults import LOCAL_ROLES as LOCAL_ROLES
+from vtrain.local.faults import Kill as Kill
+from vtrain.local.faults import Slow
 from vtrain.local.option_checks import (
     MAX_SECONDS,
     checked_command,
@@ -38,7 +38,6 @@ DEFAULT_MAX_RESTARTS = 5
 DEFAULT_GRACE_SECONDS = 5.0
 DEFAULT_QUIET_AFTER = 30.0
 """Seconds of silence from every replica before `vtrain local run` says what each is doing."""
-LOCAL_ROLES = (CHIEF, WORKER, PS, EVALUATOR)
 
 # Descriptors each replica holds while the job runs (its port lock, log file, output pipe and
 # process handle), and those the supervisor needs besides, to refuse a job that would run out.
@@ -47,71 +46,6 @@ _FDS_SPARE = 32
 # A rehearsal, not a scheduler: past this many processes one machine rehearses nothing
 # faithfully, and a typo (replicaCount: 100000) must not fork a hundred thousand of them.
 MAX_LOCAL_REPLICAS = 512
-
-_KILL = re.compile(
-    r"(?P<role>[a-z]+):(?P<index>[0-9]+)@(?P<seconds>[0-9.]+)(?::(?P<signal>[A-Za-z]+))?"
-)
-
-
-class Kill(Frozen):
-    """A fault to inject: send `signal` to replica `role`-`index` `seconds` after the job starts."""
-
-    __slots__ = ("role", "index", "seconds", "signal")
-    role: str
-    index: int
-    seconds: float
-    signal: Signals
-
-    def __init__(self, role: str, index: int, seconds: float, signal: Signals = SIGKILL) -> None:
-        self._init_from(locals())
-
-    @classmethod
-    def parse(cls, text: str) -> Kill:
-        """Read ``ROLE:INDEX@SECONDS[:SIGNAL]``, e.g. ``worker:0@5`` or ``ps:0@2.5:TERM``."""
-        match = _KILL.fullmatch(text)
-        expected = "ROLE:INDEX@SECONDS[:SIGNAL], e.g. worker:0@5 or worker:0@5:TERM"
-        if match is None:
-            raise UsageError("not a kill", source="--kill", value=text, expected=expected)
-        role = match["role"]
-        if role not in LOCAL_ROLES:
-            raise UsageError(
-                "unknown role", source="--kill", value=text, expected=" or ".join(LOCAL_ROLES)
-            )
-        try:
-            seconds = float(match["seconds"])
-        except ValueError:
-            raise UsageError(
-                "the time is not a number", source="--kill", value=text, expected=expected
-            ) from None
-        if problem := seconds_problem(seconds, zero=True):
-            raise UsageError(
-                f"the time {problem}",
-                source="--kill",
-                value=text,
-                expected=f"at most {MAX_SECONDS:.0f} seconds",
-            )
-        index = natural(match["index"])
-        if index is None:
-            raise UsageError(
-                "the index is too large", source="--kill", value=text, expected=expected
-            )
-        name = (match["signal"] or "KILL").upper()
-        name = name if name.startswith("SIG") else "SIG" + name
-        try:
-            sig = Signals[name]
-        except KeyError:
-            raise UsageError(
-                "unknown signal", source="--kill", value=text, expected="KILL, TERM, INT or HUP"
-            ) from None
-        return cls(role=role, index=index, seconds=seconds, signal=sig)
-
-    @property
-    def replica_name(self) -> str:
-        """The name of the replica this kill is aimed at."""
-        return f"{self.role}-{self.index}"
-
-    def __str__(self) -> str:
-        return f"{self.role}:{self.index}@{self.seconds:g}:{self.signal.name[3:]}"
 
 
 class Plan(Frozen):
@@ -130,6 +64,7 @@ class Plan(Frozen):
         "max_restarts",
         "restart_job",
         "kills",
+        "slows",
         "timeout",
         "grace",
         "quiet_after",
@@ -154,6 +89,7 @@ class Plan(Frozen):
     max_restarts: int
     restart_job: bool
     kills: tuple[Kill, ...]
+    slows: tuple[Slow, ...]
     timeout: float | None
     grace: float
     quiet_after: float
@@ -188,6 +124,7 @@ class Plan(Frozen):
         max_restarts: int = DEFAULT_MAX_RESTARTS,
         restart_job: bool = False,
         kills: tuple[Kill, ...] = (),
+        slows: tuple[Slow, ...] = (),
         timeout: float | None = None,
         grace: float = DEFAULT_GRACE_SECONDS,
         quiet_after: float = DEFAULT_QUIET_AFTER,
@@ -217,6 +154,7 @@ class Plan(Frozen):
         max_restarts: int = DEFAULT_MAX_RESTARTS,
         restart_job: bool = False,
         kills: Iterable[str | Kill] = (),
+        slows: Iterable[str | Slow] = (),
         timeout: float | None = None,
         grace: float = DEFAULT_GRACE_SECONDS,
         quiet_after: float = DEFAULT_QUIET_AFTER,
@@ -294,21 +232,25 @@ class Plan(Frozen):
         command = checked_command(problems, command, role_commands, role_env)
 
         checked: list[Kill] = []
-        for kill in kills:
-            try:
-                checked.append(kill if isinstance(kill, Kill) else Kill.parse(kill))
-            except VtrainError as e:
-                problems.add(e)
-        counts = {CHIEF: 1, WORKER: workers, PS: ps, EVALUATOR: evaluators}
-        for kill in checked:
-            if kill.index >= counts[kill.role]:
-                bad(
-                    "--kill",
-                    "no such replica",
-                    str(kill),
-                    f"a {kill.role} index below {max(counts[kill.role], 0)} "
-                    f"(the job has {max(counts[kill.role], 0)} {kill.role} replicas)",
-                )
+        slowed: list[Slow] = []
+        for given_faults, kind, flag in ((kills, Kill, "--kill"), (slows, Slow, "--slow")):
+            found: list[Kill | Slow] = []
+            for fault in given_faults:
+                try:
+                    found.append(fault if isinstance(fault, kind) else kind.parse(str(fault)))
+                except VtrainError as e:
+                    problems.add(e)
+            counts = {CHIEF: 1, WORKER: workers, PS: ps, EVALUATOR: evaluators}
+            for fault in found:
+                if fault.index >= counts[fault.role]:
+                    bad(
+                        flag,
+                        "no such replica",
+                        str(fault),
+                        f"a {fault.role} index below {max(counts[fault.role], 0)} "
+                        f"(the job has {max(counts[fault.role], 0)} {fault.role} replicas)",
+                    )
+            (checked if kind is Kill else slowed).extend(found)  # type: ignore[arg-type]
 
         # gs:// (--output-dir, a Vertex document's baseOutputDirectory) is served by an emulator.
         doc = ((job or {}).get("baseOutputDirectory") or {}).get("outputUriPrefix") or ""
@@ -339,6 +281,7 @@ class Plan(Frozen):
             # torchrun restarts all its workers together when one fails; so does its rehearsal.
             restart_job=restart_job or platform == "torchrun",
             kills=tuple(sorted(checked, key=lambda k: k.seconds)),
+            slows=tuple(sorted(slowed, key=lambda k: k.seconds)),
             timeout=timeout,
             grace=grace,
             quiet_after=quiet_after,

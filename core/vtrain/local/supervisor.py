@@ -19,15 +19,16 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 
 from vtrain.errors import LaunchError
-from vtrain.local import faults
 from vtrain.local import restart_policy as policy
 from vtrain.local.deadlines import Deadlines
 from vtrain.local.disks import Disks
 from vtrain.local.environment import replica_env
 from vtrain.local.evidence import Evidence
+from vtrain.local.injector import Injector
 from vtrain.local.interrupts import WAKE, Interrupts
 from vtrain.local.keeper import Keeper, KeeperGone
 from vtrain.local.launch_errors import no_keeper, unwritable
+from vtrain.local.live import rows
 from vtrain.local.notes import Notes
 from vtrain.local.output import Output
 from vtrain.local.plan import Kill, Plan, Replica
@@ -39,7 +40,7 @@ from vtrain.local.serving import ServingFiles
 from vtrain.local.slots import Slot, kill_all, results
 from vtrain.local.sockets import Sampler
 from vtrain.local.streams import Stream, Streams
-from vtrain.variables import SERVES_FILE
+from vtrain.variables import PROGRESS_FILE, SERVES_FILE
 
 
 class Supervisor:
@@ -65,7 +66,7 @@ class Supervisor:
         self._keeper: Keeper | None = None
         self._sel = selectors.DefaultSelector()
         self._streams = Streams(self._sel, self._line, self._unended)
-        self._deadlines = Deadlines(plan)
+        self._deadlines = Deadlines(plan, output.progress_every)
         self._interrupts = Interrupts(self._sel)
         self._interrupted = self._stopping = self._then_restart = self._finished = False
         self._outcome: tuple[str, int, str] | None = None
@@ -73,6 +74,9 @@ class Supervisor:
         self._last_kill: tuple[Kill, float] | None = None
         """The --kill that killed last, and when."""
         self._quiet = Quiet()
+        self._faults = Injector(
+            plan, self._slots, self._deadlines, note, output, serving, self._environ
+        )
         self._runs: Runs | Unrecorded = Unrecorded()  # where each run goes on record
         self._ended_by: str | None = None  # the replica whose exit stopped the job
 
@@ -83,6 +87,7 @@ class Supervisor:
         of its own from `disks` (None: in vtrain's folder)."""
         if evidence is not None:
             self._runs = Runs(evidence, disks, self._plan.trial_dir, self._plan.output_dir)
+        self._faults.runs = self._runs
         # Before the handlers: the keeper is a fork of vtrain, and sets its own.
         try:
             job = os.path.basename(self._plan.output_dir)
@@ -173,6 +178,7 @@ class Supervisor:
                 failed = failed or proc
                 continue
             slot.begin(proc, self._streams.open(proc.output, slot.name))
+            self._deadlines.duty.started(slot.name, time.monotonic())
             self._runs.started(slot.runs, proc.pid)
         if failed is not None:
             raise failed
@@ -192,6 +198,7 @@ class Supervisor:
             self._serving.forget(slot.name)
             self._quiet.restarted(slot.name)
             env[SERVES_FILE] = self._serving.path(slot.name)
+            env[PROGRESS_FILE] = self._serving.progress(slot.name)
             cwd = self._runs.new(slot.name, slot.runs, env, kill)
             yield slot.name, self._plan.command_of(slot.replica.role), env, cwd
 
@@ -301,6 +308,7 @@ class Supervisor:
         self._stopping = True
         for slot in self._slots.values():
             slot.terminate()
+        self._faults.release()
         self._deadlines.stop = time.monotonic() + self._plan.grace
 
     def _advance(self) -> None:
@@ -325,10 +333,13 @@ class Supervisor:
         deadlines = self._deadlines
         if deadlines.due("notes", now):
             self._note.release()
+        if deadlines.due_view(now):  # the live view, or the progress lines (`vtrain.local.live`)
+            self._out.progress(rows(self._slots.values(), self._serving, time.time()))
         if deadlines.due("success", now):
             self._stop_after_success()
         for kill in deadlines.due_kills(now):
             self._inject(kill)
+        self._faults.tick(now, running=not self._stopping and self._deadlines.success is None)
         if self._outcome is None and deadlines.timed_out(now):
             reason = f"--timeout {self._plan.timeout:g} s reached"
             self._note(reason + "; stopping every replica")
@@ -354,23 +365,10 @@ class Supervisor:
                 self._note(words, slot.name)
 
     def _inject(self, kill: Kill) -> None:
-        slot = self._slots[kill.replica_name]
         ending = self._stopping or self._deadlines.success is not None
-        if slot.proc is None or ending:
-            why = "the job is stopping" if ending else f"{slot.name} is not running"
-            self._note(f"--kill {kill}: {why}; nothing to kill")
-            return
-        # Its peers' tracebacks follow (a collective lost a member): say first that they are
-        # the rehearsal working, not a second failure.
-        self._note(faults.announce(kill), slot.name)
-        now = time.monotonic()
-        self._last_kill = (kill, now)
-        self._quiet.lost(slot.name, now)
-        slot.injected = True
-        slot.proc.signal(kill.signal)
-        self._runs.fired(faults.given(kill))
-        if (seconds := faults.sigkill_after(kill, self._plan.grace)) is not None:
-            self._deadlines.sigkill[slot.name] = now + seconds
+        if self._faults.inject(kill, ending=ending):
+            self._last_kill = (kill, time.monotonic())
+            self._quiet.lost(kill.replica_name, time.monotonic())
 
     def _keeper_lost(self, why: str) -> None:
         """The keeper ended before the job: stop every replica at once, and fail the job."""

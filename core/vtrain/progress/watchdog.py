@@ -113,8 +113,8 @@ def stuck_line(found: Stuck, waiting: str | None, step: int | None) -> str:
     what = f"waiting for {waiting}" if waiting else "where its stack below shows"
     return (
         f"{STUCK_PREFIX}no progress for {found.silent:.0f} s{where}, {what} "
-        f"(bound: {found.why}); every thread's stack follows, then exit {STUCK_EXIT} "
-        "so that the platform restarts it"
+        f"(bound: {found.why}); every thread's stack follows in its log, then exit "
+        f"{STUCK_EXIT} so that the platform restarts it"
     )
 
 

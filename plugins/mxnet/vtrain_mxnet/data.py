@@ -25,6 +25,7 @@ import mxnet as mx
 import numpy as np
 
 from vtrain import UsageError
+from vtrain.progress import tracker
 
 LAST_BATCH = ("pad", "discard")
 
@@ -167,6 +168,10 @@ class RecordIter(mx.io.DataIter):  # type: ignore[misc]
     before the others gets batches of padding alone (`pad == batch_size`): the
     training loop computes its loss on the real rows only (all pad: a zero loss)
     and still calls `trainer.step`, whose push and pull the other workers wait for.
+
+    Each batch marks progress in this process's tracker: with `steps` (a stream's
+    batches, `handle.batches`) a step unless the loop marks its own (`handle.step()`);
+    else (a share's, which may be an evaluation's) progress that is no step.
     """
 
     def __init__(
@@ -180,12 +185,14 @@ class RecordIter(mx.io.DataIter):  # type: ignore[misc]
         data_name: str = "data",
         label_name: str = "softmax_label",
         workers_left: Callable[[bool], int] | None = None,
+        steps: bool = False,
     ) -> None:
         self._columns, self._label = check_columns(data, label)
         batch_size, self._last_batch = check_batching(batch_size, last_batch)
         super().__init__(batch_size)
         self._open = open_records
         self._workers_left = workers_left
+        self._steps = steps
         self._records = open_records()
         self._seen = 0
         self.provide_data = [mx.io.DataDesc(data_name, (batch_size, len(self._columns)))]
@@ -218,6 +225,11 @@ class RecordIter(mx.io.DataIter):  # type: ignore[misc]
             if self._label is not None:
                 labels[i] = _number(record, self._label, index)
         self._seen += len(rows)
+        progress = tracker()
+        if self._steps:
+            progress.batch()
+        else:
+            progress.alive()
         return mx.io.DataBatch(
             data=[mx.nd.array(features, dtype=np.float32)],
             label=[] if self._label is None else [mx.nd.array(labels, dtype=np.float32)],

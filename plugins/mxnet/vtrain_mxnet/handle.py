@@ -165,6 +165,9 @@ class MXNetHandle(Handle):
         alone (`batch.pad == batch_size`) until every share is read. Compute the loss
         on the real rows only (the first `batch_size - batch.pad`; none: a zero loss)
         and call `trainer.step` for every batch, since the others wait for its push.
+
+        Each batch taken marks a step, for the watchdog and the live view, unless the loop
+        calls `step()` itself.
         """
         from functools import partial
 
@@ -191,6 +194,7 @@ class MXNetHandle(Handle):
             batch_size=batch_size,
             last_batch=last_batch,
             workers_left=workers_left,
+            steps=True,
         )
 
     # -- the core's hooks: checkpoints, preemption, the end ---------------------------------

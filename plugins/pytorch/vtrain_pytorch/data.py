@@ -1,5 +1,6 @@
 """Torch `IterableDataset`s: `ShareDataset` over one rank's share, split across loader workers,
-and `StreamDataset` over a `vtrain.data.Stream`, whose position a checkpoint saves.
+and `StreamDataset` over a `vtrain.data.Stream`, whose position a checkpoint saves;
+`StreamBatches`, the DataLoader of a stream that `handle.batches` gives.
 
 A DataLoader with k workers gives each a copy of the dataset; worker i of k
 reads part i of k of the share (`Share.part`), so together they read every
@@ -15,10 +16,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from torch.utils.data import IterableDataset, get_worker_info
+from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 
 from vtrain import UsageError
 from vtrain.data import Share, Stream, check_format, read_share
+from vtrain.progress import tracker
 
 
 def check_options(format: object, transform: object, check_crc: object) -> None:
@@ -152,3 +154,18 @@ class StreamDataset(IterableDataset[Any]):  # type: ignore[misc]
             f"StreamDataset(split={stream.split!r}, rank={stream.rank}, "
             f"world_size={stream.world_size}, epoch={stream.epoch})"
         )
+
+
+class StreamBatches(DataLoader[Any]):  # type: ignore[misc]
+    """A DataLoader (of a `StreamDataset`) that marks each batch it hands out as progress.
+
+    A batch taken is a step of the loop (`vtrain.progress.Tracker.batch`), unless the
+    loop marks its own (`handle.step()`, the Lightning callback): the watchdog and the
+    live view then count steps without a word in the training loop.
+    """
+
+    def __iter__(self) -> Iterator[Any]:
+        progress = tracker()
+        for batch in super().__iter__():
+            progress.batch()
+            yield batch

@@ -115,13 +115,13 @@ class TorchHandle(Handle):
         Read in this process (`num_workers=0`): the loader takes exactly a batch at a
         time, so `save_checkpoint(..., data=stream)` after a step holds the position
         after that step's batch. `loader_options` are DataLoader's (`collate_fn`,
-        `pin_memory`, `drop_last` …). `StreamDataset(stream)` is the dataset alone.
+        `pin_memory`, `drop_last` …). `StreamDataset(stream)` is the dataset alone. Each
+        batch taken marks a step, for the watchdog and the live view, unless the loop
+        calls `step()` itself.
         """
-        from torch.utils.data import DataLoader
+        from vtrain_pytorch.data import StreamBatches, StreamDataset
 
-        from vtrain_pytorch.data import StreamDataset
-
-        return DataLoader(
+        return StreamBatches(
             StreamDataset(stream, transform=transform),
             batch_size=batch_size,
             num_workers=0,

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from vtrain.cluster import EVALUATOR, WORKER
 from vtrain.errors import UsageError
 from vtrain.plugins.handle import Handle, Resumed
-from vtrain_tensorflow.keras_callbacks import hypertune_callback
+from vtrain_tensorflow.keras_callbacks import hypertune_callback, progress_callback
 from vtrain_tensorflow.model_checkpoint import model_checkpoint
 from vtrain_tensorflow.preemption import preemption_callback
 from vtrain_tensorflow.tf_config_writer import uses_parameter_servers
@@ -222,15 +222,16 @@ class TensorFlowHandle(Handle):
         backup: bool = True,
         tensorboard: bool = True,
     ) -> list[Any]:
-        """BackupAndRestore, TensorBoard, the tuning metric, and checkpoints for an evaluator.
+        """Progress, BackupAndRestore, TensorBoard, the tuning metric, checkpoints for an evaluator.
 
-        Every trainer passes the chief's real folders: legacy Keras gives each
-        non-chief worker a private temporary folder inside, writes only the
-        chief's, and restores every worker from it after a restart. The metric
-        goes through `report`, from the leader.
+        The first marks each step `fit` trains, for the watchdog and `vtrain local run`'s
+        live view: a `fit` without it makes no progress they can see. Every trainer passes
+        the chief's real folders: legacy Keras gives each non-chief worker a private
+        temporary folder inside, writes only the chief's, and restores every worker from
+        it after a restart. The metric goes through `report`, from the leader.
         """
         keras = self.keras
-        found: list[Any] = []
+        found: list[Any] = [progress_callback(keras)]
         if backup:
             found.append(keras.callbacks.BackupAndRestore(backup_dir=self._folder(BACKUP)))
         if tensorboard:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from vtrain.errors import UsageError
 from vtrain.log import logger
+from vtrain.progress import tracker
 
 if TYPE_CHECKING:
     from vtrain_tensorflow.keras_checkpoint import KerasCheckpoint
@@ -191,6 +192,7 @@ def model_checkpoint(
                 place = handle._place("model_checkpoint(data=)")
                 position = gather(self.manager, record.step, mine, place, handle.barrier)
             save = writer(self.model, record, position)
+            tracker().reached(record.step, committed=self.manager.is_leader)
             uri = self.manager.save(record.step, save, blocking=blocking)
             done = "saved" if blocking else "saving (committed in the background)"
             self._say(f"{said}{done} checkpoint step {record.step} to {uri}")

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from vtrain.errors import UsageError
+from vtrain.progress import tracker
 
 KEEP = 1024
 """Positions kept ahead of the last one asked for: far more than any prefetch buffer."""
@@ -87,6 +88,7 @@ class StreamBatches:
         self._started = True
         self._positions, self._end, self._ended = {}, None, False
         pending, self._first = self._first, []
+        progress = tracker()
         for taken, record in enumerate(itertools.chain(pending, self.stream), start=1):
             if taken % self.batch_size == 0:
                 # Taken before the record goes out: tf.data asks for no more than a batch
@@ -94,6 +96,12 @@ class StreamBatches:
                 step = taken // self.batch_size - 1
                 self._positions[step] = self.stream.state()
                 self._positions.pop(step - KEEP, None)
+                # tf.data runs this ahead of training, on a thread of its own: a batch made
+                # here is no step. Until the loop marks steps (the Keras progress callback,
+                # handle.step()) it is the loop's only sign of life; after, a mark from this
+                # thread would cut short the step times the watchdog's bound is taken from.
+                if not progress.marks:
+                    progress.alive()
             yield record
         self._end, self._ended = self.stream.state(), True
 

@@ -1,5 +1,12 @@
 """XGBoost's data iterators: `ShareBatches` over a share (external memory), `StreamBatches`
-over a positioned stream (`handle.batches`). Imports XGBoost: load lazily."""
+over a positioned stream (`handle.batches`). Imports XGBoost: load lazily.
+
+Each batch handed to XGBoost marks progress that is no step (`Tracker.alive`): XGBoost
+asks for them while it builds a matrix, before it trains, and again on each of its
+passes, never once a round. As steps they would count the batches of every pass and
+stand for the median step time until the rounds outnumbered them; a long build keeps
+the trainer under its first-step allowance this way, counted from the last batch.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +17,7 @@ import xgboost as xgb
 
 from vtrain import UsageError
 from vtrain.data import Stream
+from vtrain.progress import tracker
 from vtrain_xgboost.table import Table, columns_of, row_of
 
 
@@ -43,6 +51,7 @@ class ShareBatches(xgb.DataIter):  # type: ignore[misc]
         x, y = batch
         input_data(data=x, label=y, feature_names=list(self.table.features or ()))
         self.batches += 1
+        tracker().alive()
         return True
 
 
@@ -105,6 +114,7 @@ class StreamBatches(xgb.DataIter):  # type: ignore[misc]
         x, y = self._kept[self._at]
         self._at += 1
         input_data(data=x, label=y, feature_names=list(self.features or ()))
+        tracker().alive()
         return True
 
     def _read(self) -> list[tuple[Any, Any]]:

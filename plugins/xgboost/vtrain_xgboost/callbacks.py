@@ -1,4 +1,5 @@
-"""XGBoost training callbacks: commit the booster every N rounds; report the tuning metric.
+"""XGBoost training callbacks: mark each round; commit the booster every N rounds; report the
+tuning metric.
 
 This module imports XGBoost (its callbacks subclass `TrainingCallback`); the
 handle imports it only when asked for callbacks. A commit is the handle's
@@ -19,6 +20,17 @@ from xgboost.callback import TrainingCallback
 
 from vtrain import UsageError, preemption
 from vtrain.plugins.handle import Handle
+from vtrain.progress import tracker
+
+
+class ProgressCallback(TrainingCallback):  # type: ignore[misc]
+    """Marks each round as a step, numbered as commits number them, in this process's
+    progress tracker: what the watchdog and `vtrain local run`'s live view count."""
+
+    def after_iteration(self, model: Any, epoch: int, evals_log: Mapping[str, Any]) -> bool:
+        """A round ended (its evaluation included)."""
+        tracker().stepped(model.num_boosted_rounds(), explicit=True)
+        return False
 
 
 class CheckpointCallback(TrainingCallback):  # type: ignore[misc]

@@ -142,16 +142,20 @@ class XGBoostHandle(Handle):
         report_every: int = 1,
         tag: str | None = None,
     ) -> list[Any]:
-        """XGBoost callbacks: commit the booster every N rounds; report `metric` every N rounds.
+        """XGBoost callbacks: mark each round; commit the booster every N rounds; report `metric`
+        every N rounds.
+
+        The first marks each round as a step, for the watchdog and `vtrain local run`'s
+        live view: training without it makes no progress they can see.
 
         The booster goes to `checkpoints` (retention `keep`, `keep_every`);
         `metric` is named as XGBoost prints it (``"validation-rmse"``) and goes to
         `report` under `tag` (default: CLOUD_ML_HP_METRIC_TAG). Pass the list to
         `xgb.train(callbacks=…)` or an estimator's `callbacks=`.
         """
-        from vtrain_xgboost.callbacks import CheckpointCallback, ReportCallback
+        from vtrain_xgboost.callbacks import CheckpointCallback, ProgressCallback, ReportCallback
 
-        found: list[Any] = []
+        found: list[Any] = [ProgressCallback()]
         if checkpoint_every is not None:
             every = _count(checkpoint_every, "checkpoint_every")
             self.checkpoint_manager(keep=keep, keep_every=keep_every)  # the handle's, retained

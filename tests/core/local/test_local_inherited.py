@@ -33,12 +33,20 @@ PLACING = {
     "VTRAIN_RESUME_FROM": ["gs://b/old-job/checkpoints/"],  # the job a parent job continued
     "VTRAIN_READER": ["1/2"],  # the framework plugins (MXNet's workers)
     "VTRAIN_FRAMEWORK_VARIABLES": ["DMLC_ROLE,DMLC_NUM_WORKER"],  # the framework plugins
+    "VTRAIN_PROGRESS_FILE": ["/tmp/vtrain-job-0/chief-0.progress"],  # `vtrain local run`
 }
 # What a user sets to configure vtrain, whatever the job: every replica must see it.
 USER_SETTINGS = {
     "VTRAIN_DISABLE_PLUGINS": "mxnet",
     "VTRAIN_GCS_MOUNT": "/mnt/gcs",
     "VTRAIN_BIGQUERY_ENDPOINT": "127.0.0.1:9060",
+    # The watchdog's bound and the straggler check (a rehearsal's defaults yield to them).
+    "VTRAIN_WATCHDOG": "on",
+    "VTRAIN_STUCK_FLOOR": "45",
+    "VTRAIN_STUCK_MULTIPLE": "8",
+    "VTRAIN_FIRST_STEP_SECONDS": "300",
+    "VTRAIN_STRAGGLER_FRACTION": "0.4",
+    "VTRAIN_STRAGGLER_SECONDS": "20",
 }
 ROOT = Path(__file__).parents[3]
 

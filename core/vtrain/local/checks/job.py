@@ -14,6 +14,7 @@ from vtrain.local.evidence import Evidence
 from vtrain.local.plan import Kill
 from vtrain.local.result import FAILED, INTERRUPTED, TIMED_OUT
 from vtrain.local.verdict import PLATFORM_NAMES, Finding
+from vtrain.progress.dump import is_stack_line
 
 # A traceback's caret line (`    ^^^^^`) says where, not what.
 _MARKERS = re.compile(r"[\s^~]*")
@@ -21,10 +22,11 @@ _LONGEST = 200
 
 
 def last_words(tail: Sequence[str]) -> str | None:
-    """The last line of `tail` that says something: not blank, not a traceback's carets."""
+    """The last line of `tail` that says something: not blank, not a traceback's carets, not
+    a stuck trainer's stack dump (its watchdog's line before it says why)."""
     for line in reversed(tail):
         text = line.strip()
-        if text and not _MARKERS.fullmatch(text):
+        if text and not _MARKERS.fullmatch(text) and not is_stack_line(line):
             return text if len(text) <= _LONGEST else text[: _LONGEST - 3] + "..."
     return None
 

@@ -1,4 +1,4 @@
-"""Lightning callbacks: restart-safe checkpoints through vtrain, and the tuning metric."""
+"""Lightning callbacks: restart-safe checkpoints through vtrain, the tuning metric, progress."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from vtrain.data.saved_position import read_position, write_position
 from vtrain.log import logger
 from vtrain.plugins.handle import Handle, Resumed
 from vtrain.preemption import EXIT_STATUS, committed_line
+from vtrain.progress import tracker
 from vtrain_pytorch.lightning.preemption import AgreedSigterm
 from vtrain_pytorch.lightning.stream_loader import check_every, gather_position, mark_trained
 from vtrain_pytorch.provenance import LIGHTNING, check, record
@@ -105,8 +106,10 @@ class VtrainCheckpoint(Callback):  # type: ignore[misc]
                 if position is not None:
                     write_position(folder, position)
 
+            tracker().reached(trainer.global_step, committed=True)
             self.manager.save(trainer.global_step, write, blocking=blocking)
         else:
+            tracker().reached(trainer.global_step)
             with tempfile.TemporaryDirectory(prefix="vtrain-lightning-") as scratch:
                 trainer.save_checkpoint(os.path.join(scratch, CHECKPOINT_FILE), weights_only=False)
         trainer.strategy.barrier("vtrain-checkpoint")
@@ -181,3 +184,32 @@ class HypertuneCallback(Callback):  # type: ignore[misc]
             self.handle.report(float(value), self.tag, step=trainer.global_step)
         elif trainer.is_global_zero:
             vtrain.hypertune.report(float(value), tag=self.tag, step=trainer.global_step)
+
+
+class VtrainProgress(Callback):  # type: ignore[misc]
+    """Marks each training step (`trainer.global_step`) in this process's progress tracker,
+    and each validation, test or prediction batch as progress that is no step.
+
+    The watchdog ends a trainer that makes no progress for longer than its bound, and
+    `vtrain local run`'s live view shows the steps: a `fit` without this callback makes
+    no progress either can see. A mark is a few attribute writes.
+    """
+
+    def on_train_start(self, trainer: Trainer, pl_module: LightningModule) -> None:
+        """From here the steps are this callback's: a batch of `handle.batches` is none."""
+        # Before the first batch is fetched: Lightning takes one ahead of the step it trains,
+        # which the tracker would count as a step until the first step's mark.
+        tracker().explicit = True
+
+    def on_train_batch_end(
+        self, trainer: Trainer, pl_module: LightningModule, outputs: Any, batch: Any, index: int
+    ) -> None:
+        """A step ended (with gradient accumulation, a batch of one: the step stays)."""
+        tracker().stepped(trainer.global_step, explicit=True)
+
+    def on_validation_batch_end(self, *args: Any, **kwargs: Any) -> None:
+        """An evaluation batch: progress, no step."""
+        tracker().alive()
+
+    on_test_batch_end = on_validation_batch_end
+    on_predict_batch_end = on_validation_batch_end

@@ -9,7 +9,7 @@ from lightning.pytorch.loggers import TensorBoardLogger
 import vtrain
 from vtrain.plugins.handle import Resumed
 from vtrain_pytorch.handle import TorchHandle
-from vtrain_pytorch.lightning.callbacks import HypertuneCallback, VtrainCheckpoint
+from vtrain_pytorch.lightning.callbacks import HypertuneCallback, VtrainCheckpoint, VtrainProgress
 from vtrain_pytorch.lightning.environment import VtrainEnvironment
 
 
@@ -26,7 +26,8 @@ def trainer_options(
     The process group is initialised here, with vtrain's patient rendezvous and
     long timeout; Lightning then finds it ready. Checkpoints go through the handle's
     `checkpoints` (atomic, written by the leader only, the newest `keep` kept) instead of
-    Lightning's ModelCheckpoint, and the metric through `handle.report`; resume with
+    Lightning's ModelCheckpoint, and the metric through `handle.report`; each step marks
+    progress for the watchdog and the live view (`VtrainProgress`); resume with
     `trainer.fit(model, ckpt_path=resume_path(options))`. `monitor` names a
     logged metric to report for hyperparameter tuning each epoch; `every_n_train_steps`
     commits mid-epoch too, so that a resume need not replay the epoch: with a
@@ -46,7 +47,10 @@ def trainer_options(
     checkpoint_dir = _local_view(handle, handle.context.checkpoint_dir)
     tensorboard_dir = _local_view(handle, handle.context.tensorboard_dir)
     manager = handle.checkpoint_manager(keep=keep)
-    callbacks: list[Any] = [VtrainCheckpoint(manager, every_n_train_steps=every_n_train_steps)]
+    callbacks: list[Any] = [
+        VtrainProgress(),
+        VtrainCheckpoint(manager, every_n_train_steps=every_n_train_steps),
+    ]
     if monitor is not None:
         callbacks.append(HypertuneCallback(monitor, handle=handle))
     return {
