@@ -9,7 +9,8 @@ kill's line and the preemption's `committed step N` line, a cell gives its figur
 - redone: steps trained again (the furthest step reached before the restart, less
   the step resumed from);
 - commit: seconds from a SIGTERM to the `committed step N` line;
-- detect: seconds from a freeze (SIGSTOP) to the first watchdog's line;
+- detect: seconds from a freeze (SIGSTOP) to the first peer's end: its watchdog's line,
+  or its framework's own failure (TensorFlow's coordination service has a heartbeat);
 - ended: seconds from the kill to the job's end.
 
 Each framework's tests/<framework>/test_fault_matrix.py and bench/faults.py run the
@@ -30,6 +31,8 @@ from pathlib import Path
 
 from cluster_run import clean_env
 
+from vtrain.progress.bound import BACKSTOP_SIGNAL
+
 # fault -> the --kill argument (who, and the signal: :TERM is a preemption notice).
 FAULTS = {
     "kill worker": "worker:0@{at}",
@@ -47,6 +50,7 @@ STUCK = "vtrain: stuck: "
 POLICIES = {"replica": [], "job": ["--restart-job-on-worker-restart"]}
 COMMITTED = "preempted (SIGTERM): committed step "
 _LINE = re.compile(r"^(?P<who>[\w-]+)\s*\| (?P<text>.*)$")
+_ENDED = re.compile(r"^[\w-]+ (was stuck|exited with) ")
 
 
 @dataclass
@@ -72,6 +76,8 @@ class CellRun:
     timed_out: bool = False
     stuck_at: float | None = None
     """When the first watchdog said its trainer was stuck."""
+    failed_at: float | None = None
+    """When vtrain first said, after the kill, that a replica was stuck or exited."""
     ended_at: float | None = None
     """When `vtrain local run` ended (or was stopped, past the timeout)."""
     lead: str = "chief-0"
@@ -108,10 +114,11 @@ class CellRun:
         return max(0, max(reached, default=0) - self.resumed())
 
     def detect(self) -> float | None:
-        """Seconds from a freeze to the first watchdog's line."""
-        if self.killed_at is None or self.stuck_at is None:
+        """Seconds from a freeze to the first peer's end: its watchdog's line, or its failure."""
+        found = [t for t in (self.stuck_at, self.failed_at) if t is not None]
+        if self.killed_at is None or not found:
             return None
-        return self.stuck_at - self.killed_at
+        return min(found) - self.killed_at
 
     def ended(self) -> float | None:
         """Seconds from the kill to the job's end: its resumed finish, or its stop."""
@@ -194,12 +201,16 @@ def run_cell(
             if not match:
                 continue
             who, text = match["who"], match["text"]
-            if who == "vtrain" and text.startswith("--kill ") and (
-                " sending " in text or " freezing " in text
+            if (
+                who == "vtrain"
+                and text.startswith("--kill ")
+                and (" sending " in text or " freezing " in text)
             ):
                 run.killed_at = run.killed_at or now
             elif text.startswith(STUCK) and run.stuck_at is None:
                 run.stuck_at = now
+            elif who == "vtrain" and run.killed_at and not run.failed_at and _ENDED.match(text):
+                run.failed_at = now
             elif text.startswith("vtrain-start "):
                 run.lives.setdefault(who, []).append(Life(float(text.split()[1])))
             elif text.startswith("vtrain-tick ") and run.lives.get(who):
@@ -238,17 +249,20 @@ def check_frozen(
     detect_within: float,
     every: int,
     settle_within: float,
+    watchdog: bool = True,
 ) -> None:
     """What a frozen cell must show: found by a peer's watchdog within `detect_within` seconds
     of the freeze; then, as the platform would, the whole job restarts and resumes from a
     commit (a multiple of `every` steps), or the lone restarts find the peer hung and the
     job stops with exit 75 and one line that says what to do; either within
-    `settle_within` seconds of the freeze (the resumed lead's first step, or the stop)."""
+    `settle_within` seconds of the freeze (the resumed lead's first step, or the stop).
+    `watchdog`: the peer's watchdog must be what found it (False: the framework may first)."""
     assert not run.timed_out, f"hung past {timeout} s:\n{run.shown()}"
     assert run.killed_at is not None and "nothing to kill" not in run.output, run.shown()
     detect = run.detect()
     assert detect is not None and detect < detect_within, (detect, run.shown())
-    assert "was stuck (no progress for " in run.output, run.shown()
+    if watchdog:
+        assert "was stuck (no progress for " in run.output, run.shown()
     if policy == "job":
         assert run.returncode == 0, run.shown()
         assert "restarting every replica" in run.output, run.shown()
@@ -257,7 +271,8 @@ def check_frozen(
             assert run.resumed() % every == 0 and run.resumed() > 0, run.shown()
         settled = run.recover()
     else:
-        assert run.returncode == 75, run.shown()
+        # 75: its watchdog; 128 + the backstop's signal: stuck where that thread cannot run.
+        assert run.returncode in (75, 128 + BACKSTOP_SIGNAL), run.shown()
         [reason] = [line for line in run.output.splitlines() if line.startswith("job failed")]
         assert "--restart-job-on-worker-restart" in reason, reason
         settled = run.ended()

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from watchdogs import _stop_the_watchdog_a_test_started  # noqa: F401  (autouse)
 
 EMULATOR_START_TIMEOUT = 60.0
 

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 from cluster_run import final_parameters
-from fault_cells import FAULTS, POLICIES, CellRun, run_cell
+from fault_cells import FAULTS, FREEZES, POLICIES, CellRun, check_frozen, run_cell
 
 pytestmark = pytest.mark.faults
 
@@ -48,11 +48,22 @@ REASON = (
 CELLS = [(fault, policy) for fault in MX_FAULTS for policy in POLICIES]
 COMMITTING = ("preempt worker",)  # the faults that commit a step before the job restarts
 NOTICE = 30  # seconds from a SIGTERM to the SIGKILL that follows it on the platforms
+# The scheduler (the chief) only serves: it has no watchdog, and a worker or the server
+# frozen is found by the workers' watchdogs, waiting in the kvstore.
+MX_FREEZES = {"freeze worker": FREEZES["freeze worker"], "freeze server": "ps:0@{at}:STOP"}
+FROZEN = [(fault, policy) for fault in MX_FREEZES for policy in POLICIES]
+FROZEN_CHECK = {
+    "timeout": TIMEOUT,
+    "detect_within": 30.0,  # the watchdog's floor (20 s: a step is 0.3 s), and 10 s
+    "every": PER_EPOCH,
+    "settle_within": 60.0,
+}
 
 
 def cell(out: Path, fault: str | None, policy: str) -> tuple[CellRun, float]:
     """The cell's run, and the seconds from its kill to its end."""
-    kill = [] if fault is None else ["--kill", MX_FAULTS[fault].format(at=KILL_AT)]
+    faults = {**MX_FAULTS, **MX_FREEZES}
+    kill = [] if fault is None else ["--kill", faults[fault].format(at=KILL_AT)]
     run = run_cell(
         out,
         ["--workers", "2", "--ps", "1", *POLICIES[policy], *kill],
@@ -143,4 +154,20 @@ def test_cell_resumes_whole_or_stops_with_the_reason(
     first = params(run, "worker-0")
     assert params(run, "worker-1") == first
     # Momentum included: the trainer's states came back with the parameters.
+    assert first == pytest.approx(params(uninterrupted, "worker-0"), rel=1e-5, abs=1e-6)
+
+
+@pytest.mark.parametrize(("fault", "policy"), FROZEN, ids=[f"{f}-{p}" for f, p in FROZEN])
+def test_frozen_cell_resumes_whole_or_stops_with_the_reason(
+    fault: str, policy: str, uninterrupted: CellRun, tmp_path: Path
+) -> None:
+    run, took = cell(tmp_path, fault, policy)
+    print(f"\nmxnet dist_sync | {fault} | {policy}: {run.figures()}; ended {took:.1f} s after")
+    print("\n".join(ln for ln in run.output.splitlines() if ln.startswith("vtrain ")))
+    check_frozen(run, policy, **FROZEN_CHECK)
+    if policy == "replica":
+        assert REASON in run.output and "restart 1 of" not in run.output, run.shown()
+        return
+    first = params(run, "worker-0")
+    assert params(run, "worker-1") == first
     assert first == pytest.approx(params(uninterrupted, "worker-0"), rel=1e-5, abs=1e-6)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from watchdogs import _stop_the_watchdog_a_test_started  # noqa: F401  (autouse)
 
 # The core tests' emulator fixture, reused rather than copied: one way to start it.
 _CORE = Path(__file__).resolve().parents[1] / "core" / "conftest.py"

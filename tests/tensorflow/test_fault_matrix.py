@@ -34,7 +34,7 @@ from pathlib import Path
 
 import pytest
 from cluster_run import EXAMPLES
-from fault_cells import FAULTS, POLICIES, CellRun, run_cell
+from fault_cells import FAULTS, FREEZES, POLICIES, CellRun, check_frozen, run_cell
 
 pytestmark = [pytest.mark.faults, pytest.mark.timeout(400)]
 
@@ -54,6 +54,25 @@ TIMEOUT = 240  # a cell takes 30 to 60 s; one that hangs fails here, and is stop
 PS = ["--workers", "2", "--ps", "1"]
 PS_FAULTS = {**FAULTS, "kill ps": "ps:0@{at}"}
 PS_CELLS = [(fault, policy) for fault in PS_FAULTS for policy in POLICIES]
+# A frozen replica: MWMS's worker and chief, and ParameterServerStrategy's ps, both policies.
+# A lone MWMS restart beside a frozen peer blocks in TensorFlow's coordination service
+# (CoordinationServiceAgent::Connect, from MultiWorkerMirroredStrategy's start) with the GIL
+# held: its watchdog's thread cannot run, and the backstop's timer ends it.
+FROZEN = [
+    *((["--workers", "1"], fault, policy) for fault in FREEZES for policy in POLICIES),
+    *((PS, "freeze ps", policy) for policy in POLICIES),
+]
+TF_FREEZES = {**FREEZES, "freeze ps": "ps:0@{at}:STOP"}
+# A lone restart that finds its peer frozen waits to start: one restart shows it, and its
+# first-step allowance (120 s in a rehearsal) is cut to 45 s, past a loaded cold start.
+FROZEN_OPTIONS = ["--max-restarts", "1"]
+FROZEN_ENV = {"VTRAIN_FIRST_STEP_SECONDS": "45"}
+FROZEN_CHECK = {
+    "timeout": TIMEOUT,
+    "detect_within": 30.0,  # the watchdog's floor (20 s: a step takes milliseconds), and 10 s
+    "every": EVERY,
+    "settle_within": 120.0,
+}
 MWMS_CELLS = [
     ("kill worker", "replica"),
     ("kill chief", "replica"),
@@ -62,13 +81,20 @@ MWMS_CELLS = [
 ]
 
 
-def cell(out: Path, layout: list[str], kill: str | None, policy: str) -> tuple[CellRun, float]:
+def cell(
+    out: Path, layout: list[str], kill: str | None, policy: str, *options: str, **env: str
+) -> tuple[CellRun, float]:
     """The cell's run, and the seconds from its kill to its end; no kill: the cold start."""
     at, epochs = (PS_KILL_AT, PS_EPOCHS) if layout == PS else (KILL_AT, EPOCHS)
     killing = [] if kill is None else ["--kill", kill.format(at=at)]
     command = [*EXAMPLE, "--epochs", str(epochs)]
     run = run_cell(
-        out, [*layout, *POLICIES[policy], *killing], command, start_line=START, timeout=TIMEOUT
+        out,
+        [*layout, *options, *POLICIES[policy], *killing],
+        command,
+        start_line=START,
+        timeout=TIMEOUT,
+        **env,
     )
     return run, time.time() - (run.killed_at or run.launched)
 
@@ -156,3 +182,27 @@ def test_multi_worker_cell_finishes_resumed(fault: str, policy: str, tmp_path: P
         assert "job restart" not in run.output
     assert len(resumed_epochs(run)) <= 1
     assert weights(run, "worker-0") == weights(run, "chief-0")
+
+
+@pytest.mark.parametrize(
+    ("layout", "fault", "policy"),
+    FROZEN,
+    ids=lambda value: ("ps" if value == PS else "mwms") if isinstance(value, list) else value,
+)
+def test_frozen_cell_resumes_or_stops_with_a_reason(
+    layout: list[str], fault: str, policy: str, tmp_path: Path
+) -> None:
+    run, took = cell(tmp_path, layout, TF_FREEZES[fault], policy, *FROZEN_OPTIONS, **FROZEN_ENV)
+    name = "tf ps" if layout == PS else "keras mwms"
+    print(
+        f"\n{name} | {fault} | {policy}: {run.figures()}; ended {took:.1f} s after; "
+        f"chief resumed from epochs {resumed_epochs(run)}"
+    )
+    print("\n".join(ln for ln in run.output.splitlines() if ln.startswith("vtrain ")))
+    # MWMS: TensorFlow's coordination service misses the peer's heartbeats within 10 s and
+    # fails the survivor (exit 1) before its watchdog's 20 s.
+    check_frozen(run, policy, watchdog=layout == PS, **FROZEN_CHECK)
+    if policy == "job":
+        assert weights(run, "chief-0")[:8] == pytest.approx(TRUE_WEIGHTS, abs=0.1)
+        if layout != PS:
+            assert weights(run, "worker-0") == weights(run, "chief-0")

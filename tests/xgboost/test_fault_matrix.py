@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 from cluster_run import EXAMPLES
-from fault_cells import FAULTS, POLICIES, CellRun, run_cell
+from fault_cells import FAULTS, FREEZES, POLICIES, CellRun, check_frozen, run_cell
 
 pytestmark = [pytest.mark.faults, pytest.mark.filterwarnings("ignore:.*Unknown file format")]
 
@@ -45,6 +45,21 @@ XGB_FAULTS = {**FAULTS, "kill tracker host": FAULTS["kill chief"]}
 KILL_AT = 10  # seconds: past the cold start (3 to 6 s) and the first commits, mid-training
 TIMEOUT = 150  # a cell takes about 25 s; one that hangs fails here, and is stopped
 CELLS = [(fault, policy) for fault in XGB_FAULTS for policy in POLICIES]
+XGB_FREEZES = {
+    "freeze worker": FREEZES["freeze worker"],
+    "freeze tracker host": FREEZES["freeze chief"],
+}
+FROZEN = [(fault, policy) for fault in XGB_FREEZES for policy in POLICIES]
+# A lone restart that finds its peer frozen waits to enter the collective: its first-step
+# allowance (120 s in a rehearsal) is cut to 30 s, and one restart is enough to show it.
+FROZEN_OPTIONS = ["--max-restarts", "1"]
+FROZEN_ENV = {"VTRAIN_FIRST_STEP_SECONDS": "30"}
+FROZEN_CHECK = {
+    "timeout": TIMEOUT,
+    "detect_within": 30.0,  # the watchdog's floor (20 s: a round is 0.1 s), and 10 s
+    "every": EVERY,
+    "settle_within": 100.0,
+}
 
 
 def cell(out: Path, fault: str | None, policy: str) -> CellRun:
@@ -56,6 +71,20 @@ def cell(out: Path, fault: str | None, policy: str) -> CellRun:
         start_line=START,
         timeout=TIMEOUT,
         ROUND_DELAY="0.1",
+    )
+
+
+def frozen_cell(out: Path, fault: str, policy: str) -> CellRun:
+    """The example with a replica frozen (SIGSTOP) mid-training, as a machine that hangs."""
+    freeze = ["--kill", XGB_FREEZES[fault].format(at=KILL_AT)]
+    return run_cell(
+        out,
+        ["--workers", "1", *FROZEN_OPTIONS, *POLICIES[policy], *freeze],
+        EXAMPLE,
+        start_line=START,
+        timeout=TIMEOUT,
+        ROUND_DELAY="0.1",
+        **FROZEN_ENV,
     )
 
 
@@ -104,3 +133,15 @@ def test_cell_resumes_to_the_uninterrupted_model(
     else:
         # A commit still being written when SIGKILL lands is lost: the one before counts.
         assert redone <= 2 * EVERY, run.shown()
+
+
+@pytest.mark.parametrize(("fault", "policy"), FROZEN, ids=[f"{f}-{p}" for f, p in FROZEN])
+def test_frozen_cell_resumes_or_stops_with_a_reason(
+    fault: str, policy: str, uninterrupted: CellRun, tmp_path: Path
+) -> None:
+    run = frozen_cell(tmp_path, fault, policy)
+    print(f"\nxgboost | {fault} | {policy}: {run.figures()}; ended {run.ended():.1f} s after")
+    print("\n".join(ln for ln in run.output.splitlines() if ln.startswith("vtrain ")))
+    check_frozen(run, policy, **FROZEN_CHECK)
+    if policy == "job":
+        assert final(run) == final(uninterrupted)

@@ -194,7 +194,7 @@ def decide(exit: Exit, rules: Rules) -> Decision:
     stuck = None if exit.injected else stuck_said(code, exit.tail)
     why = (
         preempted
-        or (stuck and f"was stuck ({stuck}): its watchdog ended it (exit {STUCK_EXIT})")
+        or (stuck and f"was stuck ({stuck})" + _exit_75(code))
         or ("was killed (--kill)" if exit.injected else f"exited with {how}")
     )
     if not exit.injected and exit.killed is not None:
@@ -251,6 +251,10 @@ def decide(exit: Exit, rules: Rules) -> Decision:
     if stuck:
         note += HUNG_PEER
     return Decision(RESTART_REPLICA, ((note, name),), failed_at_once=failed_at_once)
+
+
+def _exit_75(code: int) -> str:
+    return f": its watchdog ended it (exit {STUCK_EXIT})" if code == STUCK_EXIT else ""
 
 
 def _succeed(exit: Exit) -> Decision:

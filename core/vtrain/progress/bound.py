@@ -15,6 +15,7 @@ rehearsal (LOCAL). Each is read from the environment (`Settings.from_env`).
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Mapping, Sequence
 
 from vtrain.errors import ConfigError
@@ -38,6 +39,10 @@ RECENT = 32
 STUCK_EXIT = 75
 """The exit status of a trainer its watchdog ended (EX_TEMPFAIL: try again): the platform
 restarts it, and it resumes from its last commit."""
+BACKSTOP_SIGNAL = signal.SIGRTMIN + 6
+"""The signal that ends a trainer stuck where its watchdog's thread cannot run (in C code that
+holds the GIL): see `vtrain.progress.backstop`. A real-time one, which no framework here uses,
+whose default action ends the process."""
 STUCK_PREFIX = "vtrain: stuck: "
 """How the watchdog's line starts: `vtrain local run` quotes it in its note of the exit."""
 
@@ -45,6 +50,8 @@ STUCK_PREFIX = "vtrain: stuck: "
 def stuck_said(code: int, tail: Sequence[bytes]) -> str | None:
     """What a trainer's watchdog said as it ended it (`tail`: its last lines), when `code` is
     STUCK_EXIT: ``no progress for 21 s after step 57, waiting for …``; else None."""
+    if code == -BACKSTOP_SIGNAL:
+        return "in C code that holds the GIL, past its bound; its watchdog's backstop ended it"
     if code != STUCK_EXIT:
         return None
     marker = STUCK_PREFIX.encode()

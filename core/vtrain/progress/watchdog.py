@@ -21,7 +21,8 @@ import time
 from collections.abc import Mapping
 
 from vtrain.log import logger
-from vtrain.progress.bound import STUCK_EXIT, STUCK_PREFIX, Settings, Stuck, stuck
+from vtrain.progress.backstop import Backstop, grace
+from vtrain.progress.bound import STUCK_EXIT, STUCK_PREFIX, Facts, Settings, Stuck, bound, stuck
 from vtrain.progress.file import Writer
 from vtrain.progress.tracker import Tracker, tracker
 from vtrain.progress.waits import waiting_for
@@ -46,22 +47,28 @@ class Watchdog:
         self._writer = None if path is None else _writer(path)
         self._stop = threading.Event()
         self._main = threading.main_thread().ident
+        self._unjudged = False
+        self._backstop = Backstop.create() if settings.on else None
+        self._backstop_lock = threading.Lock()
         self._thread = threading.Thread(target=self._run, name="vtrain-watchdog", daemon=True)
 
     def start(self) -> None:
         """Begin watching (the thread is a daemon: it never holds the process up)."""
+        self._arm(time.monotonic())  # before the first look: the script may hold the GIL at once
         self._thread.start()
 
     def stop(self) -> None:
         """Stop watching: the trainer is done (the progress file says so)."""
         self.tracker.done = True
         self._stop.set()
+        self._disarm()  # now: what the process does after its training is no step
         if self._thread.is_alive() and self._thread is not threading.current_thread():
             self._thread.join(2 * TICK)
 
     def _run(self) -> None:
         while not self._stop.wait(TICK):
             self.look(time.monotonic())
+        self._disarm()
         self._write(time.monotonic())
         if self._writer is not None:
             self._writer.close()
@@ -74,9 +81,34 @@ class Watchdog:
         self._write(now, waiting)
         if not self.settings.on or self._stop.is_set():
             return
+        self._arm(now, facts)
         found = stuck(facts, self.settings)
-        if found is not None:
-            self._fire(found, waiting if waiting is not None else self._waiting())
+        if found is None:
+            return
+        waiting = waiting if waiting is not None else self._waiting()
+        if facts.marks == 0 and waiting is None:
+            # A loop that marks nothing (no handle.step(), no plugin helper) and stands in
+            # code of its own: a hang cannot be told from work the watchdog does not see.
+            self._disarm()
+            if not self._unjudged:
+                self._unjudged = True
+                log.warning(unjudged_line(found.silent))
+            return
+        self._fire(found, waiting)
+
+    def _arm(self, now: float, facts: Facts | None = None) -> None:
+        """Set the backstop's timer to the bound's end, plus its grace (see backstop.py)."""
+        since, seconds, _ = bound(facts or self.tracker.facts(now), self.settings)
+        with self._backstop_lock:
+            if self._backstop is not None and not self._stop.is_set():
+                self._backstop.arm(since + seconds + grace(seconds) - now)
+
+    def _disarm(self) -> None:
+        """Remove the backstop's timer, for good."""
+        with self._backstop_lock:
+            if self._backstop is not None:
+                self._backstop.close()
+                self._backstop = None
 
     def _waiting(self) -> str | None:
         """What the main thread waits for: what the loop said, else where its stack stands."""
@@ -98,23 +130,35 @@ class Watchdog:
                 self._writer = None  # the rehearsal's folder is gone: it has ended
 
     def _fire(self, found: Stuck, waiting: str | None) -> None:
-        log.error(stuck_line(found, waiting, self.tracker.step))
+        # The stacks first, the line last: the last line of a failed process is its reason,
+        # as a traceback's exception line is, and the platform's log view shows it.
         try:
             sys.stderr.flush()
             faulthandler.dump_traceback(file=sys.stderr, all_threads=True)
             sys.stderr.flush()
+            log.error(stuck_line(found, waiting, self.tracker.step))
         finally:
             os._exit(STUCK_EXIT)
 
 
 def stuck_line(found: Stuck, waiting: str | None, step: int | None) -> str:
-    """The one line a stuck trainer says before its stacks."""
+    """The one line a stuck trainer says after its stacks."""
     where = "" if step is None else f" after step {step}"
-    what = f"waiting for {waiting}" if waiting else "where its stack below shows"
+    what = f"waiting for {waiting}" if waiting else "where its stack above shows"
     return (
         f"{STUCK_PREFIX}no progress for {found.silent:.0f} s{where}, {what} "
-        f"(bound: {found.why}); every thread's stack follows in its log, then exit "
+        f"(bound: {found.why}); every thread's stack is above it in its log; exit "
         f"{STUCK_EXIT} so that the platform restarts it"
+    )
+
+
+def unjudged_line(silent: float) -> str:
+    """Said once by a trainer that has marked no step past its first-step allowance."""
+    return (
+        f"vtrain: no step marked in {silent:.0f} s, and the main thread is in the script's "
+        "own code: the watchdog cannot tell a hang from work it does not see, so it does "
+        "not judge this trainer; call handle.step() once a step (or use the plugin's "
+        "callbacks) to have it watched"
     )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from vtrain.local.restart_policy import (
+    HUNG_PEER,
     IMMEDIATE_SECONDS,
     NOTE,
     RESTART_JOB,
@@ -23,6 +24,7 @@ from vtrain.local.restart_policy import (
     Rules,
     decide,
 )
+from vtrain.progress.bound import BACKSTOP_SIGNAL, STUCK_EXIT
 
 LONE = Rules(max_restarts=5)
 WHOLE_JOB = Rules(max_restarts=5, restart_job=True)
@@ -35,6 +37,11 @@ USAGE = (
 COMMITTED = (b"step 7", b"vtrain: preempted (SIGTERM): committed step 7")
 PS_LITE = "MXNet workers cannot rejoin a running ps-lite job"
 TERM, KILL = -15, -9
+STUCK_SAID = "no progress for 21 s after step 40, waiting for the kvstore"
+STUCK_TAIL = (
+    b"vtrain: stuck: " + STUCK_SAID.encode() + b" (bound: the floor of 20 s); every thread's",
+    b"Current thread 0x00007f0c1a2b3740 (most recent call first):",
+)
 
 
 def note(text: str, replica: str | None) -> tuple[str, str | None]:
@@ -341,6 +348,80 @@ ROWS = [
             (note("worker-0 preempted (SIGTERM): committed step 7; restart 1 of 5", "worker-0"),),
         ),
         id="a preempted replica that committed restarts",
+    ),
+    # A trainer its watchdog ended (exit 75): restarted as any failure, its line quoted; alone,
+    # with the hint that a hung peer is found again (no platform restarts a machine that hangs).
+    pytest.param(
+        Exit("chief-0", STUCK_EXIT, role="chief", age=SLOW, tail=STUCK_TAIL),
+        LONE,
+        Decision(
+            RESTART_REPLICA,
+            (
+                note(
+                    f"chief-0 was stuck ({STUCK_SAID}): its watchdog ended it (exit 75); "
+                    "restart 1 of 5" + HUNG_PEER,
+                    "chief-0",
+                ),
+            ),
+        ),
+        id="a stuck trainer restarts alone, with the hint for a hung peer",
+    ),
+    pytest.param(
+        Exit("chief-0", STUCK_EXIT, role="chief", age=SLOW, tail=STUCK_TAIL),
+        WHOLE_JOB,
+        Decision(
+            RESTART_JOB,
+            (
+                note(
+                    f"chief-0 was stuck ({STUCK_SAID}): its watchdog ended it (exit 75); "
+                    "restarting every replica",
+                    "chief-0",
+                ),
+            ),
+        ),
+        id="a stuck trainer restarts the whole job: the hung peer too",
+    ),
+    pytest.param(
+        Exit("worker-0", STUCK_EXIT, age=SLOW, restarts=5, tail=STUCK_TAIL),
+        LONE,
+        Decision(
+            STOP,
+            (
+                note(
+                    f"worker-0 was stuck ({STUCK_SAID}): its watchdog ended it (exit 75) after "
+                    "5 restarts (--max-restarts 5)" + HUNG_PEER + "; the job fails",
+                    "worker-0",
+                ),
+            ),
+            status=75,
+            reason=f"worker-0 was stuck ({STUCK_SAID}): its watchdog ended it (exit 75) after "
+            "5 restarts (--max-restarts 5)" + HUNG_PEER,
+        ),
+        id="a trainer stuck past its restarts stops the job, saying to restart it whole",
+    ),
+    pytest.param(
+        Exit("worker-0", -BACKSTOP_SIGNAL, age=SLOW),
+        WHOLE_JOB,
+        Decision(
+            RESTART_JOB,
+            (
+                note(
+                    "worker-0 was stuck (in C code that holds the GIL, past its bound; its "
+                    "watchdog's backstop ended it); restarting every replica",
+                    "worker-0",
+                ),
+            ),
+        ),
+        id="a trainer its watchdog's backstop ended is stuck too",
+    ),
+    pytest.param(
+        Exit("worker-0", STUCK_EXIT, age=SLOW, injected=True),
+        WHOLE_JOB,
+        Decision(
+            RESTART_JOB,
+            (note("worker-0 was killed (--kill); restarting every replica", "worker-0"),),
+        ),
+        id="a killed replica's own 75 is its kill",
     ),
 ]
 

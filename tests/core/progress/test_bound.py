@@ -155,3 +155,10 @@ def test_a_bad_setting_names_its_variable(name: str, value: str) -> None:
 )
 def test_what_the_watchdog_said(code: int, tail: list[bytes], said: str | None) -> None:
     assert stuck_said(code, tail) == said
+
+
+def test_the_backstop_s_signal_is_said_too() -> None:
+    from vtrain.progress.bound import BACKSTOP_SIGNAL
+
+    said = stuck_said(-BACKSTOP_SIGNAL, [])
+    assert said is not None and "holds the GIL" in said

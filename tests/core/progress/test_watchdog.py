@@ -97,7 +97,8 @@ def test_the_first_step_has_its_allowance(tmp_path: Path) -> None:
         "watch(os.environ, launched=True)\n"
         "time.sleep(3)\n"  # under the 5 s allowance, past the 1.5 s floor
         "print('started', flush=True)\n"
-        "time.sleep(600)\n"
+        "import threading\n"
+        "threading.Event().wait(600)\n"  # a wait it knows (a rendezvous, a lock)
     )
     started = time.monotonic()
     done = subprocess.run(
@@ -139,3 +140,48 @@ def test_long_refuses_a_bad_number_of_seconds(seconds: object) -> None:
     handle = Handle(ClusterInfo.from_env({}), is_leader=True)
     with pytest.raises(UsageError, match="long"), handle.long("x", seconds):  # type: ignore[arg-type]
         pass
+
+
+def test_a_trainer_that_marks_nothing_in_its_own_code_is_not_judged(tmp_path: Path) -> None:
+    script = tmp_path / "unmarked.py"
+    script.write_text(
+        "import os, time\n"
+        "from vtrain.progress.watchdog import watch\n"
+        "watch(os.environ, launched=True)\n"
+        "def my_own_training():\n"
+        "    time.sleep(8)\n"  # past the 5 s allowance: work it does not see, not a hang
+        "my_own_training()\n"
+        "print('trained', flush=True)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        env={"PATH": "/usr/bin:/bin", **BOUND},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0 and "trained" in done.stdout, done.stderr
+    assert done.stderr.count("the watchdog cannot tell a hang from work") == 1, done.stderr
+
+
+def test_a_trainer_stuck_in_c_code_that_holds_the_gil_is_ended_by_the_backstop(
+    tmp_path: Path,
+) -> None:
+    from vtrain.progress.backstop import SIGNAL
+
+    # ctypes.PyDLL keeps the GIL through the call: the watchdog's thread cannot run.
+    hang = "import ctypes\ndef connect_to_peer():\n    ctypes.PyDLL(None).sleep(600)\n"
+    done = run(tmp_path, hang + "connect_to_peer()")
+    assert done.returncode == -SIGNAL, (done.returncode, done.stderr)
+    assert "most recent call first" in done.stderr and "connect_to_peer" in done.stderr
+
+
+def test_a_forked_child_of_a_watched_trainer_exits_as_it_should(tmp_path: Path) -> None:
+    done = run(
+        tmp_path,
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    sys.exit(3)\n"  # a normal exit: the interpreter's finalization runs
+        "print('child', os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), flush=True)",
+    )
+    assert done.returncode == 0 and "child 3" in done.stdout, done.stderr
