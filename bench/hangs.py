@@ -77,7 +77,8 @@ def cells(framework: str, out: Path) -> list[dict[str, Any]]:
     import test_fault_matrix as t  # type: ignore[import-not-found]  # on the path just above
 
     rows = []
-    for fault, policy in getattr(t, "FROZEN", []):
+    for entry in getattr(t, "FROZEN", []):
+        fault, policy = entry[-2:]  # TensorFlow's name the layout first
         run = t.frozen_cell(out / f"{fault}-{policy}".replace(" ", "-"), fault, policy)
         rows.append(
             {

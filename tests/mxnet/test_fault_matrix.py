@@ -75,6 +75,11 @@ def cell(out: Path, fault: str | None, policy: str) -> tuple[CellRun, float]:
     return run, time.time() - (run.killed_at or run.launched)
 
 
+def frozen_cell(out: Path, fault: str, policy: str) -> CellRun:
+    """A frozen cell's run (bench/hangs.py runs them too)."""
+    return cell(out, fault, policy)[0]
+
+
 @pytest.fixture(scope="module")
 def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> CellRun:
     run, _ = cell(tmp_path_factory.mktemp("whole"), None, "replica")

@@ -99,6 +99,13 @@ def cell(
     return run, time.time() - (run.killed_at or run.launched)
 
 
+def frozen_cell(out: Path, fault: str, policy: str) -> CellRun:
+    """A frozen cell's run (bench/hangs.py runs them too): a frozen ps under
+    ParameterServerStrategy, a frozen chief or worker under MWMS."""
+    layout = PS if fault == "freeze ps" else ["--workers", "1"]
+    return cell(out, layout, TF_FREEZES[fault], policy, *FROZEN_OPTIONS, **FROZEN_ENV)[0]
+
+
 def weights(run: CellRun, replica: str) -> list[float]:
     lines = [ln for ln in run.output.splitlines() if ln.startswith(f"{replica} ")]
     found = [ln.split("final weights ", 1)[1] for ln in lines if "final weights " in ln]
