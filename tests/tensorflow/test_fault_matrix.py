@@ -69,7 +69,10 @@ FROZEN_OPTIONS = ["--max-restarts", "1"]
 FROZEN_ENV = {"VTRAIN_FIRST_STEP_SECONDS": "45"}
 FROZEN_CHECK = {
     "timeout": TIMEOUT,
-    "detect_within": 30.0,  # the watchdog's floor (20 s: a step takes milliseconds), and 10 s
+    # The watchdog's floor (20 s: a step takes milliseconds), and 10 s; under MWMS TensorFlow's
+    # own heartbeat fails the peer first (10 s), but its abort took up to 31 s to exit on a
+    # loaded 2-core machine, the watchdog's thread held off meanwhile (the backstop: 40 s).
+    "detect_within": 45.0,
     "every": EVERY,
     "settle_within": 120.0,
 }

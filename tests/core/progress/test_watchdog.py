@@ -34,14 +34,20 @@ print("finished", flush=True)
 
 BOUND = {
     "VTRAIN_STUCK_FLOOR": "1.5",
-    "VTRAIN_FIRST_STEP_SECONDS": "5",
+    "VTRAIN_FIRST_STEP_SECONDS": "3",
     "VTRAIN_WATCHDOG": "on",
 }
 
 
 def run(tmp_path: Path, then: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """The trainer above, 30 steps, then `then`."""
+    return run_script(tmp_path, TRAINER.replace("{then}", textwrap.dedent(then)), **env)
+
+
+def run_script(tmp_path: Path, text: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """Python `text` in a child process, with the test's bound and `env`."""
     script = tmp_path / "trainer.py"
-    script.write_text(TRAINER.replace("{then}", textwrap.dedent(then)))
+    script.write_text(text)
     return subprocess.run(
         [sys.executable, str(script)],
         env={"PATH": "/usr/bin:/bin", **BOUND, **env},
@@ -73,7 +79,7 @@ def test_what_it_waited_for_is_named(tmp_path: Path) -> None:
 
 
 def test_a_long_block_within_its_seconds_is_no_hang(tmp_path: Path) -> None:
-    done = run(tmp_path, "with handle.long('an evaluation', 8):\n    time.sleep(4)")
+    done = run(tmp_path, "with handle.long('an evaluation', 6):\n    time.sleep(3)")
     assert done.returncode == 0, done.stderr
     assert "finished" in done.stdout
 
@@ -85,32 +91,25 @@ def test_steady_steps_are_never_stuck(tmp_path: Path) -> None:
 
 
 def test_off_means_off(tmp_path: Path) -> None:
-    done = run(tmp_path, "time.sleep(3)", VTRAIN_WATCHDOG="off")
+    done = run(tmp_path, "time.sleep(2.5)", VTRAIN_WATCHDOG="off")
     assert done.returncode == 0, done.stderr
 
 
 def test_the_first_step_has_its_allowance(tmp_path: Path) -> None:
-    script = tmp_path / "slow_start.py"
-    script.write_text(
+    started = time.monotonic()
+    done = run_script(
+        tmp_path,
         "import os, time\n"
         "from vtrain.progress.watchdog import watch\n"
         "watch(os.environ, launched=True)\n"
-        "time.sleep(3)\n"  # under the 5 s allowance, past the 1.5 s floor
+        "time.sleep(2)\n"  # under the 3 s allowance, past the 1.5 s floor
         "print('started', flush=True)\n"
         "import threading\n"
-        "threading.Event().wait(600)\n"  # a wait it knows (a rendezvous, a lock)
-    )
-    started = time.monotonic()
-    done = subprocess.run(
-        [sys.executable, str(script)],
-        env={"PATH": "/usr/bin:/bin", **BOUND},
-        capture_output=True,
-        text=True,
-        timeout=60,
+        "threading.Event().wait(600)\n",  # a wait it knows (a rendezvous, a lock)
     )
     assert done.returncode == STUCK_EXIT and "started" in done.stdout, done.stderr
-    assert "first-step allowance 5 s" in done.stderr
-    assert 5 <= time.monotonic() - started < 30
+    assert "first-step allowance 3 s" in done.stderr
+    assert 3 <= time.monotonic() - started < 30
 
 
 def test_the_progress_file_holds_the_steps(tmp_path: Path) -> None:
@@ -143,22 +142,15 @@ def test_long_refuses_a_bad_number_of_seconds(seconds: object) -> None:
 
 
 def test_a_trainer_that_marks_nothing_in_its_own_code_is_not_judged(tmp_path: Path) -> None:
-    script = tmp_path / "unmarked.py"
-    script.write_text(
+    done = run_script(
+        tmp_path,
         "import os, time\n"
         "from vtrain.progress.watchdog import watch\n"
         "watch(os.environ, launched=True)\n"
         "def my_own_training():\n"
-        "    time.sleep(8)\n"  # past the 5 s allowance: work it does not see, not a hang
+        "    time.sleep(4.5)\n"  # past the 3 s allowance: work it does not see, not a hang
         "my_own_training()\n"
-        "print('trained', flush=True)\n"
-    )
-    done = subprocess.run(
-        [sys.executable, str(script)],
-        env={"PATH": "/usr/bin:/bin", **BOUND},
-        capture_output=True,
-        text=True,
-        timeout=60,
+        "print('trained', flush=True)\n",
     )
     assert done.returncode == 0 and "trained" in done.stdout, done.stderr
     assert done.stderr.count("the watchdog cannot tell a hang from work") == 1, done.stderr
