@@ -30,6 +30,8 @@ _EXAMPLE = """\
 examples:
   vtrain local run --workers 2 -- python train.py --epochs 3
   vtrain local run --workers 1 --ps 1 --kill worker:0@5 -- python train.py
+  vtrain local run --workers 1 --restart-job-on-worker-restart --kill worker:0@12:STOP \
+      -- python train.py   (a machine that hangs: the chief's watchdog ends it, the job resumes)
   vtrain local run --platform torchrun --workers 3 -- python train_torch.py
   vtrain local run --job job.yaml -- python -m trainer.task   (a job from `vtrain render`:
       runs `python -m trainer.task` with the job's args, e.g. --epochs 3)
@@ -42,7 +44,11 @@ HOME and TMPDIR under OUTPUT/disks/; only the AIP_* folders, /gcs/ and gs://
 are shared (--shared-disk: one disk for all). The job succeeds when the chief
 exits 0; the other replicas are then stopped. A replica that fails, or that
 --kill kills, is restarted from the beginning on the same address; the peers
-of a killed replica are expected to fail too, and restart. A job that
+of a killed replica are expected to fail too, and restart. A frozen one
+(:STOP) stays frozen: each trainer's watchdog ends it (exit 75) when it makes
+no progress for longer than its bound (VTRAIN_STUCK_FLOOR, 20 s here), and the
+restart policy does the rest. On a terminal a live view shows each replica's
+step, rate, last commit and state. A job that
 succeeds ends with where its model, checkpoints and logs are. A replica whose
 script refuses its arguments (a usage error, exit status 2) is not restarted.
 The rehearsal ends with its verdict: "verdict: ready to submit", or "verdict:
