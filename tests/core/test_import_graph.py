@@ -58,6 +58,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "vtrain.hypertune",
         "vtrain.preemption",
         "vtrain.progress",
+        "vtrain.track",
         "vtrain.outputs",
     ),
     # The plugin contract and registry, built on all of the above.

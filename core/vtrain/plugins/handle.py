@@ -12,6 +12,8 @@ shape, so a user who has read one knows the other three:
 - `preempted`: True on every trainer once any trainer got SIGTERM;
 - `save_model(model)`: write the model to AIP_MODEL_DIR from the leader;
 - `report(value, tag=...)`: the tuning metric, from the leader;
+- `track`: the job's run (`params`, `metrics`, `artifact`, `tags`), written by the leader,
+  one run across restarts;
 - `share(split)`, `shard(items)`: this trainer's part of the input;
 - `stream(split, resume=found)`: its records with a position, going on where a commit stood;
   `batches(stream, batch_size=...)`: the framework's batches of it;
@@ -54,6 +56,7 @@ if TYPE_CHECKING:
     from vtrain.context import RunContext
     from vtrain.data import Share, Stream
     from vtrain.progress.file import Snapshot
+    from vtrain.track import Track
 
 log = logger(__name__)
 
@@ -402,6 +405,8 @@ class Handle:
         found = self._resume(*objects, **options)
         if self.is_leader:
             log.info(found.describe())
+            if found:
+                self.track.resumed(found.done, found.uri)
         return found
 
     def _resume(self, *objects: Any, **options: Any) -> Resumed:
@@ -512,8 +517,37 @@ class Handle:
             return False
         from vtrain import hypertune
 
+        track = self.__dict__.get("track")
+        if track is not None and track.attempt:  # the run the script tracks gets it too
+            track.metrics({tag or self.context.metric_tag: value}, step=step)
         # This handle decided who leads (a process of a per-GPU launch may not).
         return hypertune.report(value, tag, step, environ=self.environ, all_replicas=True)
+
+    @functools.cached_property
+    def track(self) -> Track:
+        """The job's run (one per trial): `params`, `metrics`, `artifact`, `tags`. The leader
+        writes; elsewhere they do nothing. A restarted leader goes on with the same run, as
+        its next attempt; nothing is written until something is tracked."""
+        from vtrain.context import standalone_run_id
+        from vtrain.storage import open_location
+        from vtrain.track import Track
+        from vtrain.track.backends import TENSORBOARD, backends
+        from vtrain.track.identity import run_name
+
+        context = self.context
+        base = context.model_dir.rstrip("/").rsplit("/", 1)[0]  # the job's (trial's) folder
+        fallback = base.rsplit("/", 1)[-1] or standalone_run_id()
+        on = backends(self.environ) if self.is_leader else ()
+        return Track(
+            leader=self.is_leader,
+            run=run_name(context.job_id, context.trial_id, fallback),
+            folder=lambda: open_location(base + "/tracking", environ=self.environ),
+            tensorboard=(
+                (lambda: open_location(context.tensorboard_dir, environ=self.environ))
+                if TENSORBOARD in on
+                else None
+            ),
+        )
 
     # -- together, and the end --------------------------------------------------------------
 
@@ -536,6 +570,9 @@ class Handle:
         unwatch()  # no save is coming: SIGTERM stops the process at once again
         done()  # what follows (the last commit, leaving the collective) is no step
         try:
+            track = self.__dict__.get("track")
+            if track is not None:
+                track.close()
             manager = self._made_checkpoints()
             if ok and manager is not None:
                 manager.close()

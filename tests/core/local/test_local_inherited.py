@@ -47,6 +47,7 @@ USER_SETTINGS = {
     "VTRAIN_FIRST_STEP_SECONDS": "300",
     "VTRAIN_STRAGGLER_FRACTION": "0.4",
     "VTRAIN_STRAGGLER_SECONDS": "20",
+    "VTRAIN_TRACK": "tensorboard",  # the tracking backends
 }
 ROOT = Path(__file__).parents[3]
 

@@ -1,0 +1,37 @@
+"""Which backends a run writes to, as the environment says (a pure function).
+
+The JSON Lines record in the job's output folder is always written: it is the run's
+own, which `vtrain.track.read_run` and the report read. `VTRAIN_TRACK` names the
+others, comma-separated; unset, TensorBoard is on where the platform gave a
+TensorBoard folder (AIP_TENSORBOARD_LOG_DIR), as Vertex AI does for a job with a
+base output directory. `VTRAIN_TRACK=none` writes the record alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from vtrain.errors import ConfigError
+
+VARIABLE = "VTRAIN_TRACK"
+TENSORBOARD = "tensorboard"
+KNOWN = (TENSORBOARD,)
+
+
+def backends(environ: Mapping[str, str]) -> tuple[str, ...]:
+    """The backends besides the JSON Lines record; a ConfigError for an unknown one."""
+    text = environ.get(VARIABLE)
+    if text is None or not text.strip():
+        return (TENSORBOARD,) if environ.get("AIP_TENSORBOARD_LOG_DIR") else ()
+    names = tuple(dict.fromkeys(n.strip().lower() for n in text.split(",") if n.strip()))
+    if names == ("none",):
+        return ()
+    unknown = [n for n in names if n not in KNOWN]
+    if unknown:
+        raise ConfigError(
+            "unknown tracking backend",
+            source=VARIABLE,
+            value=text,
+            expected="none, or a comma-separated list of " + ", ".join(KNOWN),
+        )
+    return names
