@@ -204,6 +204,9 @@ def _arm_exit_check() -> None:
 
 
 def _wait_at_exit() -> None:
+    from vtrain.progress.watchdog import unwatch
+
+    unwatch()  # the script has ended: waiting for its last save is no step to judge
     with _lock:
         pending = sorted(_pending, key=lambda save: save.step)
     for save in pending:

@@ -80,21 +80,25 @@ class Injector:
         for slow in begun:
             self._note(faults.announce_slow(slow), slow.replica_name)
         for name, sig in signals if running else ():
-            if (proc := self._slots[name].proc) is not None:
-                proc.signal(sig)
+            slot = self._slots[name]
+            if slot.proc is not None and not slot.frozen:  # a hung machine stays hung
+                slot.proc.signal(sig)
         if not self._deadlines.due("look", now):
             return
         self._deadlines.look = now + LOOK_EVERY
         files = {n: self._serving.progress(n) for n, s in self._slots.items() if s.proc}
         for name, line in self._stragglers.look(files, now):
             self._note(line, name)
-            self._out.log_only(self._leader(), f"vtrain: {line}".encode())
+            if (leader := self._leader()) != name:
+                self._out.log_only(leader, f"vtrain: {line}".encode())
 
     def release(self) -> None:
-        """The job stops: a --slow replica stopped in its cycle continues, to take its SIGTERM."""
+        """The job ends (it stops, or the chief succeeded): a --slow replica stopped in its
+        cycle continues, to exit by itself or take its SIGTERM."""
         for name in self._deadlines.duty.held():
-            if (proc := self._slots[name].proc) is not None:
-                proc.signal(signal.SIGCONT)
+            slot = self._slots[name]
+            if slot.proc is not None and not slot.frozen:
+                slot.proc.signal(signal.SIGCONT)
 
     def _leader(self) -> str:
         """The replica whose log gets the job's lines: the chief, else the first that trains."""

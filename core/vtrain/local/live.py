@@ -164,7 +164,7 @@ def rows(slots: Iterable[Slot], serving: ServingFiles, now: float) -> list[Row]:
             stopping=slot.stopped,
             after_success=slot.after_success,
             serves=serves,
-            frozen=proc is not None and _stopped(proc.pid),
+            frozen=proc is not None and slot.frozen,  # --kill …:STOP's, not --slow's stops
             trains=slot.replica.role in (CHIEF, WORKER),
             age=0.0 if slot.started is None else time.monotonic() - slot.started,
         )
@@ -192,15 +192,6 @@ def idle(snapshot: Snapshot, now: float) -> float | None:
         return None
     since = snapshot.t if now - snapshot.t <= _FRESH else now
     return max(0.0, since - snapshot.last)
-
-
-def _stopped(pid: int) -> bool:
-    """True when process `pid` is stopped (SIGSTOP: a frozen machine, rehearsed)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            return f.read().rpartition(b")")[2].split()[0] == b"T"
-    except (OSError, IndexError):
-        return False
 
 
 def _cells(row: Row) -> tuple[str, ...]:

@@ -266,6 +266,7 @@ class Supervisor:
             return
         if action == policy.SUCCEED:
             self._outcome = (SUCCEEDED, 0, decision.reason)
+            self._faults.release()  # a slowed replica ends by itself, or takes its SIGTERM
             if decision.grace is None:
                 self._finished = True
                 return

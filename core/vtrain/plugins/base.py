@@ -150,11 +150,12 @@ class Plugin(ABC):
 
             run_service(self, info, options)
         if info.rank is not None:
+            from vtrain.context import runs_alone
             from vtrain.progress.watchdog import watch
 
             # From here, before the framework meets its peers: a rendezvous that hangs is a
             # hang too, under the first-step allowance.
-            watch(env, launched=info.source != "single")
+            watch(env, launched=not runs_alone(env))
         return info
 
     def leads(self, info: ClusterInfo, environ: Mapping[str, str] | None = None) -> bool:

@@ -60,6 +60,11 @@ if TYPE_CHECKING:
 
 log = logger(__name__)
 
+COMMIT_SECONDS = 3600.0
+"""How long a commit or a model's upload the loop waits for may take before the watchdog
+judges it: an upload of many GB to a bucket, not a step."""
+_nothing = contextlib.nullcontext
+
 H = TypeVar("H", bound="Handle")
 T = TypeVar("T")
 
@@ -352,18 +357,21 @@ class Handle:
         position = None if data is None else self._gather_position(step, data)
         manager = self.checkpoints
         tracker().reached(step, committed=manager.is_leader)
-        where = None
-        if manager.is_leader:
-            now = blocking or preempted
-            payload = self._write_state(step, objects, extra, position, blocking=now)
-            where = manager.save(step, payload, blocking=now)
-        if not preempted:
-            return where
-        if where is not None:
-            from vtrain.preemption import committed_line
+        now = blocking or preempted
+        # A commit the loop waits for (and the peers, for a preemption's) is no step: it is
+        # bounded by its own waits, not by the step's.
+        with tracker().long("the checkpoint commit", COMMIT_SECONDS) if now else _nothing():
+            where = None
+            if manager.is_leader:
+                payload = self._write_state(step, objects, extra, position, blocking=now)
+                where = manager.save(step, payload, blocking=now)
+            if not preempted:
+                return where
+            if where is not None:
+                from vtrain.preemption import committed_line
 
-            log.info(committed_line(step, f"({where})"))
-        self._leave_preempted()
+                log.info(committed_line(step, f"({where})"))
+            self._leave_preempted()
 
     def _write_state(
         self,
@@ -405,8 +413,8 @@ class Handle:
         found = self._resume(*objects, **options)
         if self.is_leader:
             log.info(found.describe())
-            if found:
-                self.track.resumed(found.done, found.uri)
+            if found:  # in steps, as the run's metrics are (Keras counts epochs)
+                self.track.resumed(self._step_of(found), found.uri)
         return found
 
     def _resume(self, *objects: Any, **options: Any) -> Resumed:
@@ -447,8 +455,10 @@ class Handle:
         first compile); `what` is said if it overruns even that."""
         from vtrain.errors import positive_seconds
 
-        positive_seconds(seconds, source="long", problem="not a number of seconds")
-        with tracker().long(what, seconds):
+        given = positive_seconds(seconds, source="long", problem="not a number of seconds")
+        if given == float("inf"):  # a bound nobody waits out: say `off` with VTRAIN_WATCHDOG
+            raise UsageError("no bound", source="long", value=seconds, expected="finite seconds")
+        with tracker().long(what, given):
             yield
 
     @property
@@ -504,12 +514,13 @@ class Handle:
         from vtrain.storage.publish import publish_model
 
         chosen = self.model_name if name is None else name
-        return publish_model(
-            lambda folder: self.write_model(model, folder, chosen),
-            self.context.model_dir,
-            upload=self.is_leader,
-            environ=self.environ,
-        )
+        with tracker().long("the model's upload", COMMIT_SECONDS):
+            return publish_model(
+                lambda folder: self.write_model(model, folder, chosen),
+                self.context.model_dir,
+                upload=self.is_leader,
+                environ=self.environ,
+            )
 
     def report(self, value: float, tag: str | None = None, *, step: int | None = None) -> bool:
         """Report the tuning metric from the leader; False, writing nothing, elsewhere."""
@@ -528,20 +539,21 @@ class Handle:
         """The job's run (one per trial): `params`, `metrics`, `artifact`, `tags`. The leader
         writes; elsewhere they do nothing. A restarted leader goes on with the same run, as
         its next attempt; nothing is written until something is tracked."""
-        from vtrain.context import standalone_run_id
         from vtrain.storage import open_location
         from vtrain.track import Track
         from vtrain.track.backends import TENSORBOARD, backends
-        from vtrain.track.identity import run_name
+        from vtrain.track.identity import run_folder, run_name
 
         context = self.context
-        base = context.model_dir.rstrip("/").rsplit("/", 1)[0]  # the job's (trial's) folder
-        fallback = base.rsplit("/", 1)[-1] or standalone_run_id()
+        # A run alone has no job id: its folder's name (vtrain-output/runs/<time>-<pid>) is its.
+        parent = context.model_dir.rstrip("/").rpartition("/")[0]
+        run = run_name(context.job_id, context.trial_id, parent.rpartition("/")[2] or "run")
+        folder = run_folder(context.model_dir, run) if self.is_leader else ""
         on = backends(self.environ) if self.is_leader else ()
         return Track(
             leader=self.is_leader,
-            run=run_name(context.job_id, context.trial_id, fallback),
-            folder=lambda: open_location(base + "/tracking", environ=self.environ),
+            run=run,
+            folder=lambda: open_location(folder, environ=self.environ),
             tensorboard=(
                 (lambda: open_location(context.tensorboard_dir, environ=self.environ))
                 if TENSORBOARD in on

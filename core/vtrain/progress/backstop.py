@@ -32,6 +32,8 @@ def grace(bound: float) -> float:
     return min(30.0, max(5.0, bound))
 
 
+_LONGEST = 365 * 86400.0
+"""The furthest a timer is set: a bound of days is as good as none, and fits every field."""
 _CLOCK_MONOTONIC = 1
 _SIGEV_SIGNAL = 0
 
@@ -86,11 +88,13 @@ class Backstop:
         return cls(libc, timer)
 
     def arm(self, seconds: float) -> None:
-        """Fire in `seconds` (from now), unless armed again or closed before."""
-        whole = int(max(seconds, 0.001))
-        part = int((max(seconds, 0.001) - whole) * 1e9)
-        spec = _ITimerSpec(value=_TimeSpec(whole, part))
-        self._libc.timer_settime(self._timer, 0, ctypes.byref(spec), None)
+        """Fire in `seconds` (from now, at most a year), unless armed again or closed before;
+        an OSError where the kernel refuses (the old deadline would stand)."""
+        seconds = min(max(seconds, 0.001), _LONGEST)
+        whole = int(seconds)
+        spec = _ITimerSpec(value=_TimeSpec(whole, int((seconds - whole) * 1e9)))
+        if self._libc.timer_settime(self._timer, 0, ctypes.byref(spec), None):
+            raise OSError(ctypes.get_errno(), "timer_settime failed")
 
     def close(self) -> None:
         """Remove the timer (the signal's handler stays: with no timer, nothing sends it)."""

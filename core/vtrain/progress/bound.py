@@ -9,6 +9,11 @@ A trainer is stuck when it has made no progress for longer than its bound:
 - inside `handle.long(what, seconds)`, at least `seconds` from the block's start (an
   evaluation, a first compile the loop knows about).
 
+A trainer that has marked no step at all past its allowance is judged only once its
+main thread's stack has stood still for `still_for` seconds (a rendezvous, a connect
+that never returns): a loop that marks nothing but runs (its stack moves) is work the
+watchdog cannot see, not a hang.
+
 On a platform the floor is minutes; `vtrain local run` sets the seconds that fit a
 rehearsal (LOCAL). Each is read from the environment (`Settings.from_env`).
 """
@@ -60,7 +65,7 @@ def stuck_said(code: int, tail: Sequence[bytes]) -> str | None:
         if at >= 0:
             said = line[at + len(marker) :].decode("utf-8", "replace")
             return said.split(" (bound: ", 1)[0].strip()
-    return "no progress within its bound"
+    return None  # an exit 75 of the script's own (EX_TEMPFAIL is not only the watchdog's)
 
 
 class Settings(Frozen):
@@ -127,7 +132,7 @@ once): a frozen peer is found within 20 s, a healthy job is never taken for stuc
 class Facts(Frozen):
     """What the watchdog knows of its trainer at `now` (monotonic seconds)."""
 
-    __slots__ = ("now", "started", "last", "marks", "times", "long_since", "long_for")
+    __slots__ = ("now", "started", "last", "marks", "times", "long_since", "long_for", "still")
     now: float
     started: float
     """When the watch began (the replica's configure)."""
@@ -140,6 +145,8 @@ class Facts(Frozen):
     """Inside `handle.long(...)`: when the block began."""
     long_for: float
     """Inside `handle.long(...)`: the seconds it was given."""
+    still: float
+    """Seconds the main thread's stack has not moved (frames and lines alike)."""
 
     def __init__(
         self,
@@ -151,6 +158,7 @@ class Facts(Frozen):
         times: Sequence[float] = (),
         long_since: float | None = None,
         long_for: float = 0.0,
+        still: float = 0.0,
     ) -> None:
         self._init_from(locals())
 
@@ -197,10 +205,22 @@ def _median(values: Sequence[float]) -> float:
     return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
 
 
-def stuck(facts: Facts, settings: Settings) -> Stuck | None:
-    """The finding when the trainer has gone past its bound without progress; else None."""
+def still_for(settings: Settings) -> float:
+    """Seconds a stack must stand still before a trainer that marked nothing is judged."""
+    return min(10.0, settings.floor)
+
+
+def past(facts: Facts, settings: Settings) -> Stuck | None:
+    """The trainer's time without progress, when it is past its bound; else None."""
     since, seconds, why = bound(facts, settings)
     silent = facts.now - since
-    if silent <= seconds:
+    return Stuck(silent=silent, bound=seconds, why=why) if silent > seconds else None
+
+
+def stuck(facts: Facts, settings: Settings) -> Stuck | None:
+    """The finding when the trainer has gone past its bound without progress, and (having
+    marked nothing) stands still; else None."""
+    found = past(facts, settings)
+    if found is None or (facts.marks == 0 and facts.still < still_for(settings)):
         return None
-    return Stuck(silent=silent, bound=seconds, why=why)
+    return found

@@ -100,8 +100,9 @@ class Tracker:
         doing = list(self._doing)
         return doing[-1] if doing else None
 
-    def facts(self, now: float) -> Facts:
-        """The watchdog's facts at `now` (monotonic seconds)."""
+    def facts(self, now: float, still: float = 0.0) -> Facts:
+        """The watchdog's facts at `now` (monotonic seconds); `still`: how long the main
+        thread's stack has stood still."""
         longs = list(self._long)
         since, seconds = longs[-1] if longs else (None, 0.0)
         return Facts(
@@ -112,6 +113,7 @@ class Tracker:
             times=tuple(self._times),
             long_since=since,
             long_for=seconds,
+            still=still,
         )
 
     def rate(self) -> float | None:
@@ -158,4 +160,11 @@ def tracker() -> Tracker:
     global _tracker
     if _tracker is None or _tracker.pid != os.getpid():
         _tracker = Tracker()
+    return _tracker
+
+
+def fresh() -> Tracker:
+    """A new tracker for this process: a new trainer (a second `configure`) starts from 0."""
+    global _tracker
+    _tracker = Tracker()
     return _tracker

@@ -3,8 +3,8 @@
 The stack says more than any timer: a thread inside torch.distributed waits for its
 peers, one inside vtrain.data for the data source. `waiting_for` takes the main
 thread's frames, innermost last, as (file name, function) and names the innermost
-place it knows. `handle.long(what, ...)` and the handle's own waits (`barrier`, a
-commit the loop waits for) name theirs directly, and win.
+place it knows. A `handle.long(what, ...)` block names its own, and wins (the handle
+uses one for a commit the loop waits for, and for the model's upload).
 """
 
 from __future__ import annotations

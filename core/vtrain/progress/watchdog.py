@@ -22,9 +22,18 @@ from collections.abc import Mapping
 
 from vtrain.log import logger
 from vtrain.progress.backstop import Backstop, grace
-from vtrain.progress.bound import STUCK_EXIT, STUCK_PREFIX, Facts, Settings, Stuck, bound, stuck
+from vtrain.progress.bound import (
+    STUCK_EXIT,
+    STUCK_PREFIX,
+    Facts,
+    Settings,
+    Stuck,
+    bound,
+    past,
+    stuck,
+)
 from vtrain.progress.file import Writer
-from vtrain.progress.tracker import Tracker, tracker
+from vtrain.progress.tracker import Tracker, fresh
 from vtrain.progress.waits import waiting_for
 from vtrain.variables import PROGRESS_FILE
 
@@ -48,6 +57,8 @@ class Watchdog:
         self._stop = threading.Event()
         self._main = threading.main_thread().ident
         self._unjudged = False
+        self._signature: int | None = None
+        self._since = time.monotonic()
         self._backstop = Backstop.create() if settings.on else None
         self._backstop_lock = threading.Lock()
         self._thread = threading.Thread(target=self._run, name="vtrain-watchdog", daemon=True)
@@ -75,7 +86,15 @@ class Watchdog:
 
     def look(self, now: float) -> None:
         """One look: write the progress file, and end the process if it is stuck."""
-        facts = self.tracker.facts(now)
+        try:
+            self._look(now)
+        except Exception as e:  # never left dead with the backstop armed: it would fire
+            self._disarm()
+            self._stop.set()
+            log.warning(f"vtrain: the watchdog stopped ({type(e).__name__}: {e}); not watched")
+
+    def _look(self, now: float) -> None:
+        facts = self.tracker.facts(now, still=self._still(now))
         quiet = facts.last is None or now - facts.last > QUIET
         waiting = self._waiting() if quiet and facts.marks else None
         self._write(now, waiting)
@@ -84,24 +103,34 @@ class Watchdog:
         self._arm(now, facts)
         found = stuck(facts, self.settings)
         if found is None:
+            if facts.marks == 0 and not self._unjudged and past(facts, self.settings):
+                self._unjudged = True  # said once: it moves, but marks no step
+                log.warning(unjudged_line(now - facts.started))
             return
-        waiting = waiting if waiting is not None else self._waiting()
-        if facts.marks == 0 and waiting is None:
-            # A loop that marks nothing (no handle.step(), no plugin helper) and stands in
-            # code of its own: a hang cannot be told from work the watchdog does not see.
-            self._disarm()
-            if not self._unjudged:
-                self._unjudged = True
-                log.warning(unjudged_line(found.silent))
-            return
-        self._fire(found, waiting)
+        with self._backstop_lock:
+            if self._stop.is_set():  # the trainer closed its handle meanwhile
+                return
+        self._fire(found, waiting if waiting is not None else self._waiting())
+
+    def _still(self, now: float) -> float:
+        """Seconds the main thread's stack has stood still (the same frames, the same lines)."""
+        frame = sys._current_frames().get(self._main or 0)
+        places = []
+        while frame is not None:
+            places.append((frame.f_code.co_filename, frame.f_lineno))
+            frame = frame.f_back
+        signature = hash(tuple(places))
+        if signature != self._signature:
+            self._signature, self._since = signature, now
+        return now - self._since
 
     def _arm(self, now: float, facts: Facts | None = None) -> None:
-        """Set the backstop's timer to the bound's end, plus its grace (see backstop.py)."""
+        """Set the backstop's timer to the bound's end (or now, past it), plus its grace:
+        it fires only when this thread has not looked for that long (see backstop.py)."""
         since, seconds, _ = bound(facts or self.tracker.facts(now), self.settings)
         with self._backstop_lock:
             if self._backstop is not None and not self._stop.is_set():
-                self._backstop.arm(since + seconds + grace(seconds) - now)
+                self._backstop.arm(max(since + seconds, now) + grace(seconds) - now)
 
     def _disarm(self) -> None:
         """Remove the backstop's timer, for good."""
@@ -155,10 +184,10 @@ def stuck_line(found: Stuck, waiting: str | None, step: int | None) -> str:
 def unjudged_line(silent: float) -> str:
     """Said once by a trainer that has marked no step past its first-step allowance."""
     return (
-        f"vtrain: no step marked in {silent:.0f} s, and the main thread is in the script's "
-        "own code: the watchdog cannot tell a hang from work it does not see, so it does "
-        "not judge this trainer; call handle.step() once a step (or use the plugin's "
-        "callbacks) to have it watched"
+        f"vtrain: no step marked in {silent:.0f} s, and the main thread is moving: the "
+        "watchdog cannot tell a hang from work it does not see, so it judges this trainer "
+        "only if its stack stands still; call handle.step() once a step (or use the "
+        "plugin's callbacks) to have it watched"
     )
 
 
@@ -182,9 +211,23 @@ def watch(environ: Mapping[str, str], *, launched: bool) -> Watchdog | None:
     path = environ.get(PROGRESS_FILE) or None
     if not settings.on and path is None:
         return None
-    _running = Watchdog(tracker(), settings, path)
+    _running = Watchdog(fresh(), settings, path)
     _running.start()
+    _at_exit()
     return _running
+
+
+def _at_exit() -> None:
+    """Stop watching as the script ends, before threads are joined: what it waits for then
+    (a last save, a pool's shutdown) is no step, and a timer left armed would fire."""
+    try:
+        register = threading._register_atexit  # type: ignore[attr-defined]
+    except AttributeError:  # threads are joined before atexit there
+        import atexit
+
+        atexit.register(unwatch)
+    else:
+        register(unwatch)
 
 
 def unwatch() -> None:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+from vtrain.errors import ConfigError
+
 _ATTEMPT = re.compile(r"attempt-(\d{1,9})\.jsonl")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -35,3 +37,20 @@ def next_attempt(names: list[str]) -> int:
     """The attempt a new start of the leader is, given the run folder's listing `names`."""
     found = attempts(names)
     return (found[-1] if found else 0) + 1
+
+
+def run_folder(model_dir: str, run: str, variable: str = "AIP_MODEL_DIR") -> str:
+    """Where run `run` is kept: ``tracking/<run>/`` beside the model folder `model_dir`
+    (a path, /gcs/ or gs://), so that the jobs that share a parent keep runs apart."""
+    trimmed = model_dir.rstrip("/")
+    parent, _, last = trimmed.rpartition("/")
+    rooted = trimmed.startswith("/") or trimmed.startswith("gs://")
+    if not last or (rooted and parent in ("", "gs:/", "/gcs")) or trimmed.endswith(":"):
+        raise ConfigError(
+            "the model folder has no parent to keep the run beside it",
+            source=variable,
+            value=model_dir,
+            expected="a folder below a bucket or a disk's root, e.g. gs://BUCKET/JOB/model/",
+        )
+    base = parent if parent else "."
+    return f"{base}/tracking/{run}"

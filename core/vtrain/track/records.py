@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import operator
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -44,6 +45,7 @@ def metric_records(
     """The records of `values` at `step`; a UsageError for a name or value that is not one."""
     if not isinstance(values, Mapping):
         raise UsageError("not a mapping", source="track.metrics", value=values, expected="a dict")
+    step = checked_step(step)
     found = []
     for name, value in values.items():
         _name(name, "track.metrics")
@@ -66,6 +68,23 @@ def metric_records(
             {"kind": METRIC, "name": name, "value": shown, "step": step, "attempt": attempt, "t": t}
         )
     return found
+
+
+def checked_step(step: object) -> int:
+    """`step` as an int (a NumPy or 0-d tensor int too); a UsageError for anything else."""
+    try:
+        if isinstance(step, bool):
+            raise TypeError("a flag")
+        number = operator.index(step)  # type: ignore[arg-type]
+    except TypeError:
+        raise UsageError(
+            "not a step", source="track.metrics(step=)", value=step, expected="an integer >= 0"
+        ) from None
+    if not 0 <= number < 2**63:
+        raise UsageError(
+            "out of range", source="track.metrics(step=)", value=step, expected="0 to 2**63 - 1"
+        )
+    return number
 
 
 def mapping_record(kind: str, values: Mapping[str, Any], attempt: int, t: float) -> dict[str, Any]:

@@ -60,7 +60,9 @@ class Sender:
             self._wake.wait(pause)
             self._wake.clear()
             ok = self._send()
-            if self._closed:
+            if self._closed:  # what came since that hand-over goes too, unless the sink fails
+                while ok and self._queue:
+                    ok = self._send()
                 return
             pause = EVERY if ok else min(_LONGEST_BACKOFF, max(2 * pause, 2.0))
 
@@ -72,7 +74,9 @@ class Sender:
         try:
             self._sink(batch)
         except Exception as e:  # a backend's own errors, whatever their class: said, retried
-            said = f"{type(e).__name__}: {e}"
+            from vtrain.redact import redact_text  # a signed URL, a token in a server's reply
+
+            said = redact_text(f"{type(e).__name__}: {e}")
             if self._failing is None:
                 log.warning(f"vtrain: {self._what}: cannot write ({said}); retrying, with backoff")
             self._failing = said

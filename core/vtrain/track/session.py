@@ -55,6 +55,8 @@ class Track:
         self._tensorboard = tensorboard
         self._senders: list[Sender] = []
         self._sender: Sender | None = None
+        self._closed = False
+        self._broken: str | None = None
         self._location: Location | None = None
         self._resumed: dict[str, Any] | None = None
         self._steps = 0
@@ -96,7 +98,8 @@ class Track:
                 "no such file or folder", source="track.artifact", value=local, expected="a path"
             )
         attempt = self._open()
-        assert self._location is not None
+        if self._location is None or self._closed:
+            return None
         name = os.path.basename(local.rstrip(os.sep)) or "artifact"
         where = self._location.join("artifacts")
         where.makedirs()
@@ -116,22 +119,36 @@ class Track:
             self._put({**self._resumed, "attempt": self.attempt, "t": time.time()})
 
     def close(self, timeout: float = 10.0) -> None:
-        """The end of this attempt: its records written, within `timeout` seconds."""
+        """The end of this attempt: its records written, within `timeout` seconds in all;
+        what is tracked after it is dropped (the attempt has ended)."""
+        if self._closed:
+            return
+        self._closed = True
         if self._sender is None:
             return
         self._put({"kind": END, "attempt": self.attempt, "t": time.time()})
+        deadline = time.monotonic() + timeout
         for sender in self._senders:
-            sender.close(timeout)
-        self._sender = None
+            sender.close(max(0.1, deadline - time.monotonic()))
+        self._senders = []
 
     # -- opening ----------------------------------------------------------------------------
 
     def _open(self) -> int:
-        if self._sender is not None:
+        if self._sender is not None or self._closed or self._broken is not None:
             return self.attempt
-        location = self._folder()
-        location.makedirs()
-        self.attempt = next_attempt(location.list())
+        try:
+            location = self._folder()
+            location.makedirs()
+            self.attempt = next_attempt(location.list())
+        except Exception as e:  # storage's errors, whatever their class: the loop goes on
+            from vtrain.redact import redact_text
+
+            self._broken = redact_text(f"{type(e).__name__}: {e}")
+            log.warning(
+                f"vtrain: cannot open tracking run {self.run}, not tracking it: {self._broken}"
+            )
+            return self.attempt
         self._location = location
         name = attempt_file(self.attempt)
         self._sender = Sender(JsonLinesSink(location, name), f"tracking run {self.run}")
@@ -145,6 +162,9 @@ class Track:
         self._put({**start, "pid": os.getpid()})
         if self._resumed is not None:
             self._put({**self._resumed, "attempt": self.attempt, "t": time.time()})
+        import atexit
+
+        atexit.register(self.close)  # a script that never closes its handle loses nothing
         again = f", attempt {self.attempt}" if self.attempt > 1 else ""
         log.info(f"vtrain: tracking run {self.run}{again}: {location.uri.rstrip('/')}/{name}")
         return self.attempt

@@ -15,6 +15,7 @@ step once, as `vtrain.track.records.merged` does.
 from __future__ import annotations
 
 import json
+import math
 import os
 import socket
 import struct
@@ -25,6 +26,7 @@ from vtrain.storage import Location
 from vtrain.track.records import METRIC, RESUME, START
 
 _FILE_VERSION = b"brain.Event:2"
+_FLOAT32_MOST = 3.4028234663852886e38
 _SESSION_START = 1
 
 
@@ -36,6 +38,13 @@ def _varint(value: int) -> bytes:
         out.append(bits | (0x80 if value else 0))
         if not value:
             return bytes(out)
+
+
+def _float32(value: float) -> float:
+    """`value` as a `simple_value` holds it: past float32's range, an infinity of its sign."""
+    if math.isfinite(value) and abs(value) > _FLOAT32_MOST:
+        return math.copysign(math.inf, value)
+    return value
 
 
 def _field(number: int, payload: bytes) -> bytes:
@@ -50,7 +59,7 @@ def event(wall_time: float, step: int, **what: Any) -> bytes:
         data += _field(3, what["file_version"])
     if "scalars" in what:
         values = b"".join(
-            _field(1, _field(1, tag.encode()) + b"\x15" + struct.pack("<f", value))
+            _field(1, _field(1, tag.encode()) + b"\x15" + struct.pack("<f", _float32(value)))
             for tag, value in what["scalars"].items()
         )
         data += _field(5, values)

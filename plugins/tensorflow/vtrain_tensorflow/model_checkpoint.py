@@ -13,10 +13,12 @@ the step is synced or uploaded and committed in the background; the end of
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING, Any
 
 from vtrain.errors import UsageError
 from vtrain.log import logger
+from vtrain.plugins.handle import COMMIT_SECONDS
 from vtrain.progress import tracker
 
 if TYPE_CHECKING:
@@ -193,7 +195,10 @@ def model_checkpoint(
                 position = gather(self.manager, record.step, mine, place, handle.barrier)
             save = writer(self.model, record, position)
             tracker().reached(record.step, committed=self.manager.is_leader)
-            uri = self.manager.save(record.step, save, blocking=blocking)
+            # A commit the loop waits for is no step: bounded by its own waits, not the step's.
+            waiting = tracker().long("the checkpoint commit", COMMIT_SECONDS)
+            with waiting if blocking else contextlib.nullcontext():
+                uri = self.manager.save(record.step, save, blocking=blocking)
             done = "saved" if blocking else "saving (committed in the background)"
             self._say(f"{said}{done} checkpoint step {record.step} to {uri}")
 

@@ -25,7 +25,9 @@ S = Settings(on=True, floor=20.0, multiple=10.0, first_step=120.0)
 ROWS = [
     # Before any progress: the first-step allowance, from the watch's start.
     (Facts(now=119.0, started=0.0), False, "first-step"),
-    (Facts(now=121.0, started=0.0), True, "first-step"),
+    (Facts(now=121.0, started=0.0, still=10.0), True, "first-step"),
+    # Past it with no step marked, but moving (a loop that marks nothing): not judged.
+    (Facts(now=500.0, started=0.0, still=9.0), False, "first-step"),
     # One or two marks: still the allowance (a first compile), from the last mark.
     (Facts(now=200.0, started=0.0, last=100.0, marks=1), False, "first-step"),
     (Facts(now=221.0, started=0.0, last=100.0, marks=2, times=(90.0,)), True, "first-step"),
@@ -149,7 +151,7 @@ def test_a_bad_setting_names_its_variable(name: str, value: str) -> None:
             [b"[rank0]: vtrain: stuck: no progress for 9 s (bound: x)"],
             "no progress for 9 s",
         ),
-        (STUCK_EXIT, [b"exit 75 of a script of its own"], "no progress within its bound"),
+        (STUCK_EXIT, [b"exit 75 of a script of its own"], None),
         (1, [b"vtrain: stuck: no progress for 9 s (bound: x)"], None),
     ],
 )

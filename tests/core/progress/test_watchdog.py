@@ -126,7 +126,7 @@ def test_the_progress_file_holds_the_steps(tmp_path: Path) -> None:
     assert found is not None
     assert found.step == 30 and found.marks == 30
     assert found.rate is not None and 10 < found.rate < 60  # 30 steps of 20 ms and a bit
-    assert found.state == "waiting" or found.state == "training"
+    assert found.state == "done"  # the script ended: its watchdog stopped at the exit
     assert path.stat().st_mode & 0o077 == 0  # private, as every file vtrain writes for itself
 
 
@@ -141,19 +141,36 @@ def test_long_refuses_a_bad_number_of_seconds(seconds: object) -> None:
         pass
 
 
-def test_a_trainer_that_marks_nothing_in_its_own_code_is_not_judged(tmp_path: Path) -> None:
+def test_a_trainer_that_marks_nothing_but_moves_is_not_judged(tmp_path: Path) -> None:
+    # 100 lines of 5 ms: each look finds the main thread on another line, as a loop that
+    # runs finds it; 9 rounds run past the 3 s allowance, marking no step.
+    body = "".join("    time.sleep(0.005)\n" for _ in range(100))
     done = run_script(
         tmp_path,
         "import os, time\n"
         "from vtrain.progress.watchdog import watch\n"
         "watch(os.environ, launched=True)\n"
-        "def my_own_training():\n"
-        "    time.sleep(4.5)\n"  # past the 3 s allowance: work it does not see, not a hang
-        "my_own_training()\n"
+        f"def my_own_training():\n{body}"
+        "for _ in range(9):\n"
+        "    my_own_training()\n"
         "print('trained', flush=True)\n",
     )
     assert done.returncode == 0 and "trained" in done.stdout, done.stderr
     assert done.stderr.count("the watchdog cannot tell a hang from work") == 1, done.stderr
+
+
+def test_a_trainer_that_marks_nothing_and_stands_still_is_stuck(tmp_path: Path) -> None:
+    done = run_script(
+        tmp_path,
+        "import os, time\n"
+        "from vtrain.progress.watchdog import watch\n"
+        "watch(os.environ, launched=True)\n"
+        "def connect_to_the_chief():\n"
+        "    time.sleep(600)\n"  # one call that never returns: a rendezvous that hangs
+        "connect_to_the_chief()\n",
+    )
+    assert done.returncode == STUCK_EXIT, done.stderr
+    assert "first-step allowance 3 s" in done.stderr and "connect_to_the_chief" in done.stderr
 
 
 def test_a_trainer_stuck_in_c_code_that_holds_the_gil_is_ended_by_the_backstop(

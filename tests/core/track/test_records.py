@@ -85,3 +85,35 @@ def test_merged_is_one_value_a_step_the_latest_attempt_s(
         at = [(a, v) for a, s, v in logged if s == step]
         latest = max(a for a, _ in at)
         assert value == [v for a, v in at if a == latest][-1]
+
+
+@pytest.mark.parametrize(
+    ("model_dir", "expected"),
+    [
+        ("gs://b/job-7/model/", "gs://b/job-7/tracking/r"),
+        ("gs://b/models/v3", "gs://b/models/tracking/r"),
+        ("/gcs/b/job/model/", "/gcs/b/job/tracking/r"),
+        ("/work/out/model", "/work/out/tracking/r"),
+        ("vtrain-output/runs/x/model/", "vtrain-output/runs/x/tracking/r"),
+        ("model/", "./tracking/r"),
+    ],
+)
+def test_the_run_s_folder_is_beside_the_model_s(model_dir: str, expected: str) -> None:
+    from vtrain.track.identity import run_folder
+
+    assert run_folder(model_dir, "r") == expected
+
+
+@pytest.mark.parametrize("model_dir", ["gs://b/", "gs://b", "/gcs/b/", "/model/", "/", ""])
+def test_a_model_folder_without_a_parent_is_refused(model_dir: str) -> None:
+    from vtrain.errors import ConfigError
+    from vtrain.track.identity import run_folder
+
+    with pytest.raises(ConfigError, match="AIP_MODEL_DIR"):
+        run_folder(model_dir, "r")
+
+
+@pytest.mark.parametrize("step", ["5", 1.5, True, -1, 2**63, None])
+def test_a_bad_step_is_refused(step: object) -> None:
+    with pytest.raises(UsageError, match=r"track.metrics\(step=\)"):
+        metric_records({"loss": 1.0}, step, 1, 0.0)  # type: ignore[arg-type]

@@ -42,7 +42,7 @@ def test_one_run_across_restarts_each_attempt_and_resume_marked(tmp_path: Path) 
     base = str(tmp_path / "out")
     attempt(base, None, range(1, 36))
     attempt(base, 30, range(31, 61))  # killed at 35, resumed from the commit of 30
-    records = read_run(f"{base}/tracking")
+    records = read_run(f"{base}/tracking/job-7")
     starts = [r for r in records if r["kind"] == START]
     assert [(s["run"], s["attempt"]) for s in starts] == [("job-7", 1), ("job-7", 2)]
     [resume] = [r for r in records if r["kind"] == RESUME]
@@ -105,7 +105,7 @@ def test_report_goes_to_a_tracked_run_and_the_step_defaults_to_the_handle_s(
     h.track.metrics({"seen": 1.0})  # no step given: the handle's
     h.report(0.25, tag="loss", step=41)
     h.close()
-    curves = merged(read_run(f"{base}/tracking"))
+    curves = merged(read_run(f"{base}/tracking/job-7"))
     assert curves == {"seen": [(41, 1.0)], "loss": [(41, 0.25)]}
 
 
@@ -120,7 +120,7 @@ def test_a_resume_found_by_the_handle_is_marked(tmp_path: Path) -> None:
     h.track.metrics({"loss": 1.0}, step=1)
     h.resume()
     h.close()
-    [mark] = [r for r in read_run(f"{base}/tracking") if r["kind"] == RESUME]
+    [mark] = [r for r in read_run(f"{base}/tracking/job-7") if r["kind"] == RESUME]
     assert mark["step"] == 20 and mark["from"].endswith("step-20")
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from typing import Any
@@ -12,7 +13,7 @@ import vtrain
 from vtrain.checkpoints import Checkpoint, CheckpointManager
 from vtrain.data.saved_position import read_position, write_position
 from vtrain.log import logger
-from vtrain.plugins.handle import Handle, Resumed
+from vtrain.plugins.handle import COMMIT_SECONDS, Handle, Resumed
 from vtrain.preemption import EXIT_STATUS, committed_line
 from vtrain.progress import tracker
 from vtrain_pytorch.lightning.preemption import AgreedSigterm
@@ -98,21 +99,25 @@ class VtrainCheckpoint(Callback):  # type: ignore[misc]
             return  # committed already (by steps, then again at the epoch's end)
         self._saved_step = trainer.global_step
         position = gather_position(trainer)  # a collective: every rank's StreamLoader position
-        if self.manager.is_leader:
+        tracker().reached(trainer.global_step, committed=self.manager.is_leader)
+        # A commit the ranks wait for is no step: bounded by its own waits, not the step's.
+        waiting = tracker().long("the checkpoint commit", COMMIT_SECONDS)
+        with waiting if blocking else contextlib.nullcontext():
+            if self.manager.is_leader:
 
-            def write(folder: str) -> None:
-                trainer.save_checkpoint(os.path.join(folder, CHECKPOINT_FILE), weights_only=False)
-                record(folder, LIGHTNING)
-                if position is not None:
-                    write_position(folder, position)
+                def write(folder: str) -> None:
+                    path = os.path.join(folder, CHECKPOINT_FILE)
+                    trainer.save_checkpoint(path, weights_only=False)
+                    record(folder, LIGHTNING)
+                    if position is not None:
+                        write_position(folder, position)
 
-            tracker().reached(trainer.global_step, committed=True)
-            self.manager.save(trainer.global_step, write, blocking=blocking)
-        else:
-            tracker().reached(trainer.global_step)
-            with tempfile.TemporaryDirectory(prefix="vtrain-lightning-") as scratch:
-                trainer.save_checkpoint(os.path.join(scratch, CHECKPOINT_FILE), weights_only=False)
-        trainer.strategy.barrier("vtrain-checkpoint")
+                self.manager.save(trainer.global_step, write, blocking=blocking)
+            else:
+                with tempfile.TemporaryDirectory(prefix="vtrain-lightning-") as scratch:
+                    path = os.path.join(scratch, CHECKPOINT_FILE)
+                    trainer.save_checkpoint(path, weights_only=False)
+            trainer.strategy.barrier("vtrain-checkpoint")
 
     def resume_path(self) -> str | None:
         """A local path to the newest committed Trainer state, for `fit(ckpt_path=...)`.
