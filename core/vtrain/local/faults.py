@@ -110,7 +110,7 @@ class Slow(Frozen):
         """Read ``ROLE:INDEX@SECONDS:FACTOR``, e.g. ``worker:0@10:3`` (3 times slower from 10 s)."""
         expected = "ROLE:INDEX@SECONDS:FACTOR, e.g. worker:0@10:3 (3 times slower from 10 s on)"
         where, _, factor = text.rpartition(":")
-        if not where or "@" not in where:
+        if not where or "@" not in where or ":" in where.partition("@")[2]:  # no :SIGNAL
             raise UsageError("not a slowdown", source="--slow", value=text, expected=expected)
         try:
             kill = Kill.parse(where)

@@ -91,7 +91,12 @@ def mapping_record(kind: str, values: Mapping[str, Any], attempt: int, t: float)
     """A record of params or tags: names checked, values as text (as every backend keeps them)."""
     if not isinstance(values, Mapping):
         raise UsageError("not a mapping", source=f"track.{kind}", value=values, expected="a dict")
-    shown = {_name(k, f"track.{kind}"): str(v) for k, v in values.items()}
+    from vtrain.redact import HIDDEN, looks_secret
+
+    # A script's flags (vars(args)) may hold a token: its value never reaches the run.
+    shown = {
+        _name(k, f"track.{kind}"): HIDDEN if looks_secret(k) else str(v) for k, v in values.items()
+    }
     return {"kind": kind, "values": shown, "attempt": attempt, "t": t}
 
 

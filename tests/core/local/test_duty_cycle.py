@@ -100,3 +100,8 @@ def test_the_plan_checks_slows_with_the_kills() -> None:
     assert [str(s) for s in plan.slows] == ["chief:0@5:2", "worker:0@10:3"]
     with pytest.raises(UsageError, match=r"--slow.*no such replica|no such replica.*--slow"):
         Plan.from_options(["python", "t.py"], workers=1, slows=["worker:1@10:3"])
+
+
+def test_slow_takes_no_signal() -> None:
+    with pytest.raises(UsageError, match="--slow"):
+        Slow.parse("worker:0@10:TERM:3")

@@ -117,3 +117,10 @@ def test_a_model_folder_without_a_parent_is_refused(model_dir: str) -> None:
 def test_a_bad_step_is_refused(step: object) -> None:
     with pytest.raises(UsageError, match=r"track.metrics\(step=\)"):
         metric_records({"loss": 1.0}, step, 1, 0.0)  # type: ignore[arg-type]
+
+
+def test_a_secret_looking_param_is_hidden() -> None:
+    from vtrain.redact import HIDDEN
+
+    record = mapping_record("params", {"hf_token": "hf_abc", "lr": 0.1, "password": "x"}, 1, 0.0)
+    assert record["values"] == {"hf_token": HIDDEN, "lr": "0.1", "password": HIDDEN}
