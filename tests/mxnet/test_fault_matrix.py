@@ -60,8 +60,8 @@ FROZEN_CHECK = {
 }
 
 
-def cell(out: Path, fault: str | None, policy: str) -> tuple[CellRun, float]:
-    """The cell's run, and the seconds from its kill to its end."""
+def cell(out: Path, fault: str | None, policy: str, **env: str) -> tuple[CellRun, float]:
+    """The cell's run, and the seconds from its kill to its end (`env`: on top of the job's)."""
     faults = {**MX_FAULTS, **MX_FREEZES}
     kill = [] if fault is None else ["--kill", faults[fault].format(at=KILL_AT)]
     run = run_cell(
@@ -71,6 +71,7 @@ def cell(out: Path, fault: str | None, policy: str) -> tuple[CellRun, float]:
         start_line=START,
         timeout=TIMEOUT,
         lead="worker-0",
+        **env,
     )
     return run, time.time() - (run.killed_at or run.launched)
 

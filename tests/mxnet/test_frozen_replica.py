@@ -16,7 +16,9 @@ from test_fault_matrix import FROZEN_CHECK, cell, params
 
 
 def test_a_frozen_worker_is_found_and_the_job_resumes(tmp_path: Path) -> None:
-    run, took = cell(tmp_path, "freeze worker", "job")
+    # A floor of 8 s, not the rehearsal's 20: a step takes 0.3 s, and the default sessions
+    # wait 12 s less (the matrix's cells keep the defaults).
+    run, took = cell(tmp_path, "freeze worker", "job", VTRAIN_STUCK_FLOOR="8")
     print(f"\nmxnet dist_sync | freeze worker | job: {run.figures()}; ended {took:.1f} s after")
     check_frozen(run, "job", **FROZEN_CHECK)
     assert "worker-1 was stuck (no progress for " in run.output, run.shown()

@@ -74,8 +74,9 @@ def cell(out: Path, fault: str | None, policy: str) -> CellRun:
     )
 
 
-def frozen_cell(out: Path, fault: str, policy: str) -> CellRun:
-    """The example with a replica frozen (SIGSTOP) mid-training, as a machine that hangs."""
+def frozen_cell(out: Path, fault: str, policy: str, **env: str) -> CellRun:
+    """The example with a replica frozen (SIGSTOP) mid-training, as a machine that hangs;
+    `env` on top of the cells' own (a shorter floor, for the default sessions' cell)."""
     freeze = ["--kill", XGB_FREEZES[fault].format(at=KILL_AT)]
     return run_cell(
         out,
@@ -84,7 +85,7 @@ def frozen_cell(out: Path, fault: str, policy: str) -> CellRun:
         start_line=START,
         timeout=TIMEOUT,
         ROUND_DELAY="0.1",
-        **FROZEN_ENV,
+        **{**FROZEN_ENV, **env},
     )
 
 

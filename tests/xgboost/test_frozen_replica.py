@@ -18,7 +18,9 @@ pytestmark = pytest.mark.filterwarnings("ignore:.*Unknown file format")
 
 
 def test_a_frozen_worker_is_found_and_the_job_resumes(tmp_path: Path) -> None:
-    run = frozen_cell(tmp_path, "freeze worker", "job")
+    # A floor of 8 s, not the rehearsal's 20: a round takes 0.1 s, and the default sessions
+    # wait 12 s less (the matrix's cells keep the defaults).
+    run = frozen_cell(tmp_path, "freeze worker", "job", VTRAIN_STUCK_FLOOR="8")
     print(f"\nxgboost | freeze worker | job: {run.figures()}; ended {run.ended():.1f} s after")
     check_frozen(run, "job", **FROZEN_CHECK)
     assert "chief-0 was stuck (no progress for " in run.output, run.shown()

@@ -21,14 +21,14 @@ def test_a_slowed_trainer_is_named_a_straggler_and_keeps_running(
 ) -> None:
     out = tmp_path / "out"
     done = vtrain(
-        "--output-dir", str(out), "--workers", "2", "--slow", "worker:1@3:4",
-        "--", sys.executable, STEPPER, "--steps", "400", "--delay", "0.05",
+        "--output-dir", str(out), "--workers", "2", "--slow", "worker:1@2:4",
+        "--", sys.executable, STEPPER, "--steps", "300", "--delay", "0.05",
         timeout=120,
-        VTRAIN_STRAGGLER_SECONDS="3",
+        VTRAIN_STRAGGLER_SECONDS="2",
     )  # fmt: skip
     output = done.stdout + done.stderr
     assert done.returncode == 0, output
-    assert "--slow worker:1@3:4: worker-1 runs 1/4 of the time from now on" in output
+    assert "--slow worker:1@2:4: worker-1 runs 1/4 of the time from now on" in output
     said = re.findall(r"^vtrain +\| (worker-1 is a straggler: .*)$", output, re.MULTILINE)
     assert len(said) == 1, output  # once
     rate, median = map(float, re.findall(r"([\d.]+) steps/s .* median of ([\d.]+)", said[0])[0])
