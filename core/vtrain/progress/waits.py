@@ -44,6 +44,14 @@ GENERIC: tuple[tuple[str, str, str], ...] = (
 )
 
 
+PEER_START = PLACES[0][2]
+STANDING = frozenset(
+    {PEER_START, "the Rabit tracker", "a torch.distributed collective (its peers)"}
+)
+"""Waits for a peer by nature: a loop there that polls (vtrain's wait, a rendezvous) moves
+its stack, but stands as still as a blocked call does."""
+
+
 def waiting_for(frames: Sequence[Frame]) -> str | None:
     """What the innermost known frame of `frames` (outermost first) waits for; None: unknown."""
     for rows in (PLACES, GENERIC):

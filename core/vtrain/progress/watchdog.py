@@ -34,7 +34,7 @@ from vtrain.progress.bound import (
 )
 from vtrain.progress.file import Writer
 from vtrain.progress.tracker import Tracker, fresh
-from vtrain.progress.waits import waiting_for
+from vtrain.progress.waits import STANDING, waiting_for
 from vtrain.variables import PROGRESS_FILE
 
 TICK = 1.0
@@ -113,13 +113,16 @@ class Watchdog:
         self._fire(found, waiting if waiting is not None else self._waiting())
 
     def _still(self, now: float) -> float:
-        """Seconds the main thread's stack has stood still (the same frames, the same lines)."""
+        """Seconds the main thread's stack has stood still: the same frames and lines, or the
+        same wait for a peer (`waits.STANDING`), however its loop polls."""
         frame = sys._current_frames().get(self._main or 0)
-        places = []
+        places, names = [], []
         while frame is not None:
             places.append((frame.f_code.co_filename, frame.f_lineno))
+            names.append((frame.f_code.co_filename, frame.f_code.co_name))
             frame = frame.f_back
-        signature = hash(tuple(places))
+        standing = waiting_for(names[::-1])
+        signature = hash(standing if standing in STANDING else tuple(places))
         if signature != self._signature:
             self._signature, self._since = signature, now
         return now - self._since

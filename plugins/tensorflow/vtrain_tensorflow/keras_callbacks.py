@@ -23,6 +23,10 @@ def hypertune_callback(keras: Any, report: Report, monitor: str, tag: str | None
     return HypertuneCallback()
 
 
+EPOCH_END_SECONDS = 600.0
+"""How long an epoch's end may wait for its last steps before the watchdog judges it."""
+
+
 def progress_callback(keras: Any) -> Any:
     """A callback that marks each step `fit` trains, for the watchdog and the live view."""
     from vtrain.progress import tracker
@@ -45,6 +49,7 @@ def progress_callback(keras: Any) -> Any:
             self._supports_tf_logs = True  # after tf-keras' __init__, which sets it False
             # Unknown epoch lengths: go on from the step the tracker has (a commit's).
             self.progress = Progress(lambda: tracker().step or 0)
+            self._epoch_end: Any = None
 
         def on_epoch_begin(self, epoch: int, logs: dict[str, Any] | None = None) -> None:
             self.progress.epoch_begin(epoch, self.params.get("steps"))
@@ -52,6 +57,24 @@ def progress_callback(keras: Any) -> Any:
         def on_train_batch_end(self, batch: int, logs: dict[str, Any] | None = None) -> None:
             self.progress.batch_end(batch)
             tracker().stepped(self.progress.step, explicit=True)
+            steps = self.params.get("steps")
+            if steps is not None and batch + 1 >= steps and self._epoch_end is None:
+                # The epoch's end waits for the steps still running elsewhere (a
+                # ParameterServerStrategy coordinator's join, behind a restarted ps): not
+                # one step's time. The block ends at on_epoch_end.
+                self._epoch_end = tracker().long("the epoch's end", EPOCH_END_SECONDS)
+                self._epoch_end.__enter__()
+
+        def on_epoch_end(self, epoch: int, logs: dict[str, Any] | None = None) -> None:
+            self._end_epoch()
+
+        def on_train_end(self, logs: dict[str, Any] | None = None) -> None:
+            self._end_epoch()
+
+        def _end_epoch(self) -> None:
+            if self._epoch_end is not None:
+                block, self._epoch_end = self._epoch_end, None
+                block.__exit__(None, None, None)
 
         def on_test_batch_end(self, batch: int, logs: dict[str, Any] | None = None) -> None:
             tracker().alive()

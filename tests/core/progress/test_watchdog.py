@@ -194,3 +194,20 @@ def test_a_forked_child_of_a_watched_trainer_exits_as_it_should(tmp_path: Path) 
         "print('child', os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), flush=True)",
     )
     assert done.returncode == 0 and "child 3" in done.stdout, done.stderr
+
+
+def test_a_trainer_polling_for_a_peer_that_never_comes_is_stuck(tmp_path: Path) -> None:
+    # vtrain's own wait for the chief polls (its stack moves), yet stands: a frozen peer.
+    done = run_script(
+        tmp_path,
+        "import os, socket\n"
+        "from datetime import timedelta\n"
+        "from vtrain.plugins.wait import tcp_probe, wait_for\n"
+        "from vtrain.progress.watchdog import watch\n"
+        "watch(os.environ, launched=True)\n"
+        "s = socket.socket(); s.bind(('127.0.0.1', 0)); port = s.getsockname()[1]; s.close()\n"
+        "wait_for(tcp_probe('127.0.0.1', port), what='the chief', address=f'127.0.0.1:{port}', "
+        "source='a test', deadline=timedelta(seconds=120))\n",
+    )
+    assert done.returncode == STUCK_EXIT, done.stderr
+    assert "waiting for a peer to start" in done.stderr
