@@ -20,9 +20,10 @@ import os
 import socket
 import struct
 import time
-from typing import Any, BinaryIO
+from typing import Any
 
 from vtrain.storage import Location
+from vtrain.track.jsonl import JsonLinesSink
 from vtrain.track.records import METRIC, RESUME, START
 
 _FILE_VERSION = b"brain.Event:2"
@@ -109,20 +110,9 @@ class TensorBoardSink:
             f"events.out.tfevents.{int(time.time()):010d}.vtrain-attempt-{attempt:06d}."
             f"{socket.gethostname()}.{os.getpid()}"
         )
-        self._file: BinaryIO | None = None
-        self._all: list[bytes] = []
+        self._out = JsonLinesSink(folder, self._name)  # appends any records: framed events too
 
     def __call__(self, lines: list[bytes]) -> None:
         framed = events(lines)
-        if not framed:
-            return
-        path = self._folder.path
-        if path is None:  # an object store: the whole object again
-            self._folder.write_bytes(self._name, b"".join(self._all + framed))
-            self._all.extend(framed)
-            return
-        if self._file is None:
-            os.makedirs(path, exist_ok=True)
-            self._file = open(os.path.join(path, self._name), "ab")  # noqa: SIM115 - kept open
-        self._file.write(b"".join(framed))
-        self._file.flush()
+        if framed:
+            self._out(framed)
