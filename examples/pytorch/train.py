@@ -68,6 +68,8 @@ def main() -> None:
     if resumed:
         print(f"resumed from step {step}", flush=True)
 
+    # The job's run (one per job, reopened by a restarted leader); only the leader writes.
+    handle.track.params(vars(args))
     ddp = handle.wrap(model)
     dataset = synthetic_data(args.samples)
     sampler = handle.sampler(dataset, shuffle=True, seed=0)
@@ -90,6 +92,7 @@ def main() -> None:
             optimizer.step()
             step += 1
             handle.step(step)  # the watchdog and `vtrain local run`'s live view count it
+            handle.track.metrics({"train_loss": loss.item()}, step=step)
             if step % args.checkpoint_every == 0 or step == args.steps:
                 handle.save_checkpoint(step, model, optimizer)  # every trainer; the leader commits
             time.sleep(args.step_delay)

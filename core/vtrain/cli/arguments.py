@@ -1,4 +1,4 @@
-"""Number types for command-line flags: ASCII only, bounded, finite.
+"""Types for command-line flags: numbers in ASCII only, bounded, finite; tracking backends.
 
 argparse's `type=int` and `type=float` take '١٢٣' (Arabic-Indic digits), 'inf'
 and 'nan', and `int()` raises on text of more than 4300 digits. These types
@@ -43,3 +43,17 @@ def seconds(text: str) -> float:
             f"not a number of seconds (got {_quoted(text)}); expected a finite number, e.g. 30"
         )
     return number
+
+
+def track_option(text: str) -> str:
+    """Tracking backends as VTRAIN_TRACK takes them: none, or a comma-separated list."""
+    from vtrain.errors import ConfigError
+    from vtrain.track.backends import VARIABLE, backends
+
+    try:
+        backends({VARIABLE: text})
+    except ConfigError as e:
+        raise argparse.ArgumentTypeError(
+            f"not a tracking backend (got {_quoted(text)}); expected {e.expected}"
+        ) from None
+    return text.strip()

@@ -7,7 +7,7 @@ import contextlib
 import os
 import sys
 
-from vtrain.cli.arguments import integer, seconds
+from vtrain.cli.arguments import integer, seconds, track_option
 from vtrain.cli.output import complain, say
 from vtrain.local.live import DEFAULT_PROGRESS_EVERY
 from vtrain.local.plan import (
@@ -189,6 +189,15 @@ def add_parser(subparsers: Any) -> None:
         "AIP_MODEL_DIR (it still finds a model written by more than one replica)",
     )
     run.add_argument(
+        "--track",
+        type=track_option,
+        metavar="BACKENDS",
+        help="where handle.track writes besides the job's own record (VTRAIN_TRACK): mlflow "
+        "(a tracking server of the job's own, its store in the job's folder, unless "
+        "MLFLOW_TRACKING_URI names one; needs the local-mlflow extra), tensorboard, both "
+        "comma-separated, or none",
+    )
+    run.add_argument(
         "--verdict-json",
         metavar="PATH",
         help='also write the verdict here: {"ready": bool, "findings": [{"check", "replica", '
@@ -239,7 +248,7 @@ def _run(args: argparse.Namespace) -> int:
     try:
         # What a replica orphans comes back to us, and goes with the job.
         with reaping(), console_notes():
-            result = run_job(plan, no_model=args.no_model, display=display)
+            result = run_job(plan, no_model=args.no_model, display=display, track=args.track)
             status = result.status
     except OSError as e:
         # A descriptor limit can strike at any pipe, socket or file the launcher opens;

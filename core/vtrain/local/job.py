@@ -46,10 +46,12 @@ def run_job(
     environ: Mapping[str, str] | None = None,
     no_model: bool = False,
     display: Display | None = None,
+    track: str | None = None,
 ) -> JobResult:
     """Run every replica of `plan` to the job's end, as its platform would; leave no process.
     `no_model`: the job writes no model by design (the verdict expects none); `display`: the
-    live view, framework noise and progress lines (default: live on a terminal, no noise)."""
+    live view, framework noise and progress lines (default: live on a terminal, no noise);
+    `track`: the tracking backends the replicas get (VTRAIN_TRACK; `mlflow` serves one)."""
     try:  # before anything in the folder is touched: a second job there would destroy this one
         lock = FolderLock.take(plan.trial_dir, plan.job_id)
     except OSError as e:
@@ -79,7 +81,7 @@ def run_job(
         note = Notes(output)
         try:
             serving = _serving_files()
-            bucket = None
+            bucket = server = None
             try:
                 where = ", ".join(f"{r.name} {r.address}" for r in replicas)
                 note.hold()  # written once the replicas have started (see Notes.hold)
@@ -96,18 +98,28 @@ def run_job(
                     bucket = Bucket.start(plan.output_uri, plan.trial_id, plan.trial_dir)
                     environ = bucket.for_job(evidence, environ)
                     note(f"note: {bucket.summary}")
+                if track:
+                    from vtrain.local.mlflow_server import tracking  # --track only
+
+                    environ, server = tracking(track, plan.trial_dir, environ)
+                if server is not None:
+                    note(f"note: tracking to an MLflow server on {server.uri} ({server.folder})")
                 evidence.no_model = no_model
                 supervisor = Supervisor(plan, replicas, output, note, environ, serving)
                 result = supervisor.run(evidence, None if plan.shared_disk else disks)
                 output.end_progress()  # the summary follows on a clean screen
                 note.release()
                 output.write(result.table())
+                if server is not None:  # where to see the runs, now that the job is over
+                    output.write(f"MLflow runs: {server.folder}; browse them: {server.browse}\n")
                 from vtrain.local.checks import judge  # only now: the job's start goes first
 
                 result = result.with_verdict(judge(evidence, notes))
             finally:
                 if bucket is not None:
                     bucket.stop()
+                if server is not None:
+                    server.stop()
                 serving.remove()
                 disks.close()
         finally:

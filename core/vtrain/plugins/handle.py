@@ -514,12 +514,15 @@ class Handle:
         from vtrain.storage.publish import publish_model
 
         chosen = self.model_name if name is None else name
+        track = self.__dict__.get("track")
         with tracker().long("the model's upload", COMMIT_SECONDS):
             return publish_model(
                 lambda folder: self.write_model(model, folder, chosen),
                 self.context.model_dir,
                 upload=self.is_leader,
                 environ=self.environ,
+                # The run a script tracks keeps the model too, as its artifact.
+                also=track.artifact if track is not None and track.attempt else None,
             )
 
     def report(self, value: float, tag: str | None = None, *, step: int | None = None) -> bool:
@@ -541,23 +544,27 @@ class Handle:
         its next attempt; nothing is written until something is tracked."""
         from vtrain.storage import open_location
         from vtrain.track import Track
-        from vtrain.track.backends import TENSORBOARD, backends
-        from vtrain.track.identity import run_folder, run_name
+        from vtrain.track.backends import backends
+        from vtrain.track.identity import RUN_VARIABLE, run_folder, run_name
+        from vtrain.track.sinks import made
 
-        context = self.context
+        context, environ = self.context, self.environ
         # A run alone has no job id: its folder's name (vtrain-output/runs/<time>-<pid>) is its.
         parent = context.model_dir.rstrip("/").rpartition("/")[0]
-        run = run_name(context.job_id, context.trial_id, parent.rpartition("/")[2] or "run")
+        fallback = parent.rpartition("/")[2] or "run"
+        # `vtrain tune` names its trials' runs: a trial's job id is new at each run of a study.
+        named = environ.get(RUN_VARIABLE)
+        run = run_name(named, None, fallback) if named else run_name(
+            context.job_id, context.trial_id, fallback
+        )
         folder = run_folder(context.model_dir, run) if self.is_leader else ""
-        on = backends(self.environ) if self.is_leader else ()
+        on = backends(environ) if self.is_leader else ()
         return Track(
             leader=self.is_leader,
             run=run,
-            folder=lambda: open_location(folder, environ=self.environ),
-            tensorboard=(
-                (lambda: open_location(context.tensorboard_dir, environ=self.environ))
-                if TENSORBOARD in on
-                else None
+            folder=lambda: open_location(folder, environ=environ),
+            backends=made(
+                on, run, lambda: open_location(context.tensorboard_dir, environ=environ), environ
             ),
         )
 
@@ -584,7 +591,7 @@ class Handle:
         try:
             track = self.__dict__.get("track")
             if track is not None:
-                track.close()
+                track.close(ok=ok)
             manager = self._made_checkpoints()
             if ok and manager is not None:
                 manager.close()

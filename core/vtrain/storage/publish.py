@@ -20,12 +20,14 @@ def publish_model(
     *,
     upload: bool = True,
     environ: Mapping[str, str] | None = None,
+    also: Callable[[str], object] | None = None,
 ) -> str | None:
     """Run `write(scratch)`, which returns the main file's name, then upload what it wrote.
 
     Returns the main file's URI in `folder`; None, with nothing uploaded, when
     `upload` is False (a replica that must take part in a collective save but
-    does not keep its copy).
+    does not keep its copy). `also` gets the main file's local path after the upload
+    (the tracked run's copy), while it still exists.
     """
     with tempfile.TemporaryDirectory(prefix="vtrain-model-") as scratch:
         name = write(scratch)
@@ -35,4 +37,6 @@ def publish_model(
         target.makedirs()
         for entry in sorted(os.listdir(scratch)):  # a file (.pt) or a folder (SavedModel)
             target.upload(os.path.join(scratch, entry), entry)
+        if also is not None:
+            also(os.path.join(scratch, name))
     return target.join(name).uri

@@ -4,7 +4,8 @@ The JSON Lines record in the job's output folder is always written: it is the ru
 own, which `vtrain.track.read_run` and the report read. `VTRAIN_TRACK` names the
 others, comma-separated; unset, TensorBoard is on where the platform gave a
 TensorBoard folder (AIP_TENSORBOARD_LOG_DIR), as Vertex AI does for a job with a
-base output directory. `VTRAIN_TRACK=none` writes the record alone.
+base output directory, and MLflow where MLFLOW_TRACKING_URI names a server.
+`VTRAIN_TRACK=none` writes the record alone.
 """
 
 from __future__ import annotations
@@ -14,15 +15,16 @@ from collections.abc import Mapping
 from vtrain.errors import ConfigError
 
 VARIABLE = "VTRAIN_TRACK"
-TENSORBOARD = "tensorboard"
-KNOWN = (TENSORBOARD,)
+TENSORBOARD, MLFLOW = "tensorboard", "mlflow"
+KNOWN = (TENSORBOARD, MLFLOW)
 
 
 def backends(environ: Mapping[str, str]) -> tuple[str, ...]:
     """The backends besides the JSON Lines record; a ConfigError for an unknown one."""
     text = environ.get(VARIABLE)
     if text is None or not text.strip():
-        return (TENSORBOARD,) if environ.get("AIP_TENSORBOARD_LOG_DIR") else ()
+        given = {TENSORBOARD: "AIP_TENSORBOARD_LOG_DIR", MLFLOW: "MLFLOW_TRACKING_URI"}
+        return tuple(name for name, variable in given.items() if environ.get(variable))
     names = tuple(dict.fromkeys(n.strip().lower() for n in text.split(",") if n.strip()))
     if names == ("none",):
         return ()

@@ -13,6 +13,8 @@ import re
 
 from vtrain.errors import ConfigError
 
+RUN_VARIABLE = "VTRAIN_TRACK_RUN"
+"""A run's name given outright: `vtrain tune` names each trial's (a study's rerun reuses it)."""
 _ATTEMPT = re.compile(r"attempt-(\d{1,9})\.jsonl")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 

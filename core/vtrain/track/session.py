@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from vtrain.log import logger
@@ -35,6 +35,10 @@ from vtrain.track.sender import Sender
 
 log = logger(__name__)
 
+Sink = Callable[[list[bytes]], None]
+Backend = Callable[[int], "tuple[Sink, str]"]
+"""Given the attempt, a backend's sink of encoded records, and what it writes (for the log)."""
+
 
 class Track:
     """One job's (or trial's) run, as this replica sees it: written by the leader alone."""
@@ -45,20 +49,21 @@ class Track:
         leader: bool,
         run: str,
         folder: Callable[[], Location],
-        tensorboard: Callable[[], Location] | None = None,
+        backends: Sequence[Backend] = (),
     ) -> None:
         """`folder`: the run's folder, made when the leader first tracks something;
-        `tensorboard`: the TensorBoard folder its metrics go to as well, if any."""
+        `backends`: what else each attempt writes to (TensorBoard, MLflow), made at its open."""
         self.leader = leader
         self.run = run
         self._folder = folder
-        self._tensorboard = tensorboard
+        self._backends = backends
         self._senders: list[Sender] = []
         self._sender: Sender | None = None
         self._closed = False
         self._broken: str | None = None
         self._location: Location | None = None
         self._resumed: dict[str, Any] | None = None
+        self._staging: str | None = None
         self._steps = 0
         self.attempt = 0
         """This process's attempt of the run (1 for the first start); 0 before it opens."""
@@ -105,10 +110,29 @@ class Track:
         where.makedirs()
         where.upload(local, name)
         uri = f"{where.uri.rstrip('/')}/{name}"
-        self._put(
-            {"kind": ARTIFACT, "name": name, "uri": uri, "attempt": attempt, "t": time.time()}
-        )
+        # The backends' threads copy it later, from a place that stays: the run's own copy.
+        kept = os.path.join(where.path, name) if where.path is not None else self._staged(local)
+        record = {"kind": ARTIFACT, "name": name, "uri": uri, "attempt": attempt}
+        self._put({**record, "local": kept, "t": time.time()})
         return uri
+
+    def _staged(self, local: str) -> str | None:
+        """A copy of `local` for the backends, where the run's own copy is in a bucket."""
+        if len(self._senders) < 2:
+            return None
+        import shutil
+        import tempfile
+
+        if self._staging is None:
+            self._staging = tempfile.mkdtemp(prefix="vtrain-track-")
+        target = os.path.join(self._staging, str(len(os.listdir(self._staging))))
+        os.makedirs(target)
+        name = os.path.join(target, os.path.basename(local.rstrip(os.sep)) or "artifact")
+        if os.path.isdir(local):
+            shutil.copytree(local, name)
+        else:
+            shutil.copyfile(local, name)
+        return name
 
     # -- what the handle tells it ---------------------------------------------------------
 
@@ -118,19 +142,28 @@ class Track:
         if self._sender is not None:
             self._put({**self._resumed, "attempt": self.attempt, "t": time.time()})
 
-    def close(self, timeout: float = 10.0) -> None:
+    def close(self, timeout: float = 10.0, *, ok: bool | None = None) -> None:
         """The end of this attempt: its records written, within `timeout` seconds in all;
-        what is tracked after it is dropped (the attempt has ended)."""
+        what is tracked after it is dropped (the attempt has ended). `ok`: whether the script
+        ended well (None: as far as the interpreter knows, no uncaught error)."""
         if self._closed:
             return
         self._closed = True
         if self._sender is None:
             return
-        self._put({"kind": END, "attempt": self.attempt, "t": time.time()})
+        if ok is None:
+            import sys
+
+            ok = not hasattr(sys, "last_value")  # set once an uncaught error was printed
+        self._put({"kind": END, "attempt": self.attempt, "ok": ok, "t": time.time()})
         deadline = time.monotonic() + timeout
         for sender in self._senders:
             sender.close(max(0.1, deadline - time.monotonic()))
         self._senders = []
+        if self._staging is not None:
+            import shutil
+
+            shutil.rmtree(self._staging, ignore_errors=True)
 
     # -- opening ----------------------------------------------------------------------------
 
@@ -153,11 +186,15 @@ class Track:
         name = attempt_file(self.attempt)
         self._sender = Sender(JsonLinesSink(location, name), f"tracking run {self.run}")
         self._senders = [self._sender]
-        if self._tensorboard is not None:
-            from vtrain.track.tensorboard import TensorBoardSink
+        for backend in self._backends:
+            try:
+                sink, what = backend(self.attempt)
+            except Exception as e:  # a backend missing its extra, a bad folder: the rest go on
+                from vtrain.redact import redact_text
 
-            sink = TensorBoardSink(self._tensorboard(), self.attempt)
-            self._senders.append(Sender(sink, f"TensorBoard events of run {self.run}"))
+                log.warning(f"vtrain: run {self.run}: not tracked there: {redact_text(str(e))}")
+                continue
+            self._senders.append(Sender(sink, what))
         start = {"kind": START, "run": self.run, "attempt": self.attempt, "t": time.time()}
         self._put({**start, "pid": os.getpid()})
         if self._resumed is not None:

@@ -1,0 +1,44 @@
+"""The backends a leader's run writes to besides its own record, made when the run opens.
+
+Each is made per attempt, in the leader, from what `vtrain.track.backends` chose;
+a backend that cannot be made (its extra missing) is said once by the run and
+left out, and the others go on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from vtrain.storage import Location
+from vtrain.track.backends import MLFLOW, TENSORBOARD
+from vtrain.track.session import Backend, Sink
+
+
+def made(
+    names: tuple[str, ...],
+    run: str,
+    tensorboard: Callable[[], Location],
+    environ: Mapping[str, str],
+) -> list[Backend]:
+    """The makers of backends `names` for vtrain's run `run`; `tensorboard` opens the
+    TensorBoard folder (a `vtrain.storage.Location`)."""
+    found: list[Backend] = []
+    if TENSORBOARD in names:
+
+        def events(attempt: int) -> tuple[Sink, str]:
+            from vtrain.track.tensorboard import TensorBoardSink
+
+            return TensorBoardSink(tensorboard(), attempt), f"TensorBoard events of run {run}"
+
+        found.append(events)
+    if MLFLOW in names:
+
+        def mlflow(attempt: int) -> tuple[Sink, str]:
+            from vtrain.track.mlflow_runs import client
+            from vtrain.track.mlflow_sink import MlflowSink
+
+            client(environ)  # the extra's absence, said now rather than at each try
+            return MlflowSink(run, attempt, environ), f"MLflow run {run}"
+
+        found.append(mlflow)
+    return found
