@@ -22,13 +22,19 @@ CONSTRAINTS = ("-c", "tests/constraints.txt")
 
 # framework -> the extras its session installs, test-only packages, and the test folders.
 # Each framework plugin adds its row; MXNet gets a row of its own because it needs numpy<1.24.
+# local-mlflow: each framework's killed job is tracked to a real MLflow server (MXNet's
+# numpy<1.24 is older than MLflow takes; its report reaches the run as PyTorch's does).
 FRAMEWORKS: dict[str, dict[str, list[str]]] = {
-    "pytorch": {"extras": ["pytorch", "lightning"], "tests": ["tests/pytorch"]},
-    "tensorflow": {"extras": ["tensorflow"], "tests": ["tests/tensorflow"]},
+    "pytorch": {"extras": ["pytorch", "lightning", "local-mlflow"], "tests": ["tests/pytorch"]},
+    "tensorflow": {"extras": ["tensorflow", "local-mlflow"], "tests": ["tests/tensorflow"]},
     "mxnet": {"extras": ["mxnet"], "tests": ["tests/mxnet"]},
     # scikit-learn: the tests train XGBRegressor inside the collective; users of xgb.train
     # do not need it.
-    "xgboost": {"extras": ["xgboost"], "also": ["scikit-learn"], "tests": ["tests/xgboost"]},
+    "xgboost": {
+        "extras": ["xgboost", "local-mlflow"],
+        "also": ["scikit-learn"],
+        "tests": ["tests/xgboost"],
+    },
 }
 
 

@@ -35,6 +35,7 @@ def main() -> None:
     args = parser.parse_args()
 
     handle = vtrain.plugins.get("tensorflow").configure()
+    handle.track.autolog().params(vars(args))  # the job's one run, reopened after a restart
     import numpy as np
     import tensorflow as tf
 

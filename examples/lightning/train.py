@@ -68,6 +68,7 @@ def main() -> None:
     if handle.rank is None:
         print(f"{handle.role} replica: not part of the training world, nothing to do")
         return
+    handle.track.autolog().params(vars(args))  # the job's one run, reopened after a restart
     torch.manual_seed(0)
     model = Regression(args.learning_rate)
     # Lightning saves and resumes its Trainer itself: the options route its checkpoints through

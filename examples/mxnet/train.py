@@ -70,6 +70,7 @@ def main() -> None:
             print(f"{handle.role} is outside the kvstore: nothing to train")
             return
         print(f"worker rank {handle.rank} of {handle.world_size}, leader: {handle.is_leader}")
+        handle.track.autolog().params(vars(args))  # the job's one run, reopened after a restart
         mx.random.seed(0)
         net = gluon.nn.HybridSequential()
         net.add(gluon.nn.Dense(16, activation="relu", in_units=FEATURES))

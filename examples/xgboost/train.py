@@ -71,6 +71,7 @@ def main() -> None:
     if handle.rank is None:
         print(f"{handle.role} replica: not part of the XGBoost collective, nothing to do")
         return
+    handle.track.autolog().params(vars(args))  # the job's one run, reopened after a restart
     with handle:  # on the chief, leaving waits for every worker, then stops the tracker
         x, y = synthetic_data(args.rows)
         x_val, y_val = synthetic_data(args.rows // 4, seed=99)

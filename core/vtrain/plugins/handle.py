@@ -532,7 +532,7 @@ class Handle:
         from vtrain import hypertune
 
         track = self.__dict__.get("track")
-        if track is not None and track.attempt:  # the run the script tracks gets it too
+        if track is not None and (track.attempt or track.auto):  # the script's run gets it too
             track.metrics({tag or self.context.metric_tag: value}, step=step)
         # This handle decided who leads (a process of a per-GPU launch may not).
         return hypertune.report(value, tag, step, environ=self.environ, all_replicas=True)

@@ -70,6 +70,18 @@ def metric_records(
     return found
 
 
+def numbers(values: Mapping[str, Any]) -> dict[str, float]:
+    """The entries of `values` that are numbers (a 0-d tensor, a NumPy number), as floats."""
+    found = {}
+    for name, value in values.items():
+        if isinstance(name, str) and not isinstance(value, (bool, str)):
+            try:
+                found[name] = float(value)
+            except (TypeError, ValueError):
+                continue
+    return found
+
+
 def checked_step(step: object) -> int:
     """`step` as an int (a NumPy or 0-d tensor int too); a UsageError for anything else."""
     try:

@@ -30,6 +30,7 @@ from vtrain.track.records import (
     line,
     mapping_record,
     metric_records,
+    numbers,
 )
 from vtrain.track.sender import Sender
 
@@ -67,6 +68,8 @@ class Track:
         self._steps = 0
         self.attempt = 0
         """This process's attempt of the run (1 for the first start); 0 before it opens."""
+        self.auto = False
+        """Whether the plugins' helpers log what the framework computes (`autolog`)."""
 
     # -- the words ------------------------------------------------------------------------
 
@@ -133,6 +136,19 @@ class Track:
         else:
             shutil.copyfile(local, name)
         return name
+
+    def autolog(self, on: bool = True) -> Track:
+        """Have the plugins' helpers log what the framework already computes, from the leader:
+        the Keras callback's epoch logs, Lightning's logged metrics (`VtrainLogger`), XGBoost's
+        evaluation results each round, and `handle.report`'s metric. Off by default."""
+        self.auto = on
+        return self
+
+    def logged(self, values: Mapping[str, Any], step: int) -> None:
+        """What a framework's helper computed, at `step`: its numbers, when `autolog` is on
+        (a value that is no number, a framework's text or list, is left out)."""
+        if self.auto and self.leader:
+            self.metrics(numbers(values), step=step)
 
     # -- what the handle tells it ---------------------------------------------------------
 

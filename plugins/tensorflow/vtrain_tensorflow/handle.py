@@ -228,10 +228,11 @@ class TensorFlowHandle(Handle):
         live view: a `fit` without it makes no progress they can see. Every trainer passes
         the chief's real folders: legacy Keras gives each non-chief worker a private
         temporary folder inside, writes only the chief's, and restores every worker from
-        it after a restart. The metric goes through `report`, from the leader.
+        it after a restart. The metric goes through `report`, from the leader; with
+        `track.autolog()` on, each epoch's logs go to the job's run as well.
         """
         keras = self.keras
-        found: list[Any] = [progress_callback(keras)]
+        found: list[Any] = [progress_callback(keras, self.track)]
         if backup:
             found.append(keras.callbacks.BackupAndRestore(backup_dir=self._folder(BACKUP)))
         if tensorboard:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from vtrain.track import Track
 
 Report = Callable[..., bool]
 """`handle.report`: writes the tuning metric from the leader, with the handle's environment."""
@@ -27,8 +30,10 @@ EPOCH_END_SECONDS = 600.0
 """How long an epoch's end may wait for its last steps before the watchdog judges it."""
 
 
-def progress_callback(keras: Any) -> Any:
-    """A callback that marks each step `fit` trains, for the watchdog and the live view."""
+def progress_callback(keras: Any, track: Track | None = None) -> Any:
+    """A callback that marks each step `fit` trains, for the watchdog and the live view; with
+    `track`'s autolog on, each epoch's logs (loss, metrics, validation) go to its run, at the
+    epoch's number from 1 (as the tuning metric's reports are numbered)."""
     from vtrain.progress import tracker
     from vtrain_tensorflow.progress import Progress
 
@@ -67,6 +72,8 @@ def progress_callback(keras: Any) -> Any:
 
         def on_epoch_end(self, epoch: int, logs: dict[str, Any] | None = None) -> None:
             self._end_epoch()
+            if track is not None and track.auto:
+                track.logged(logs or {}, epoch + 1)
 
         def on_train_end(self, logs: dict[str, Any] | None = None) -> None:
             self._end_epoch()

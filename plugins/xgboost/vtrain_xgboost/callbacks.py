@@ -21,15 +21,27 @@ from xgboost.callback import TrainingCallback
 from vtrain import UsageError, preemption
 from vtrain.plugins.handle import Handle
 from vtrain.progress import tracker
+from vtrain.track import Track
 
 
 class ProgressCallback(TrainingCallback):  # type: ignore[misc]
     """Marks each round as a step, numbered as commits number them, in this process's
-    progress tracker: what the watchdog and `vtrain local run`'s live view count."""
+    progress tracker: what the watchdog and `vtrain local run`'s live view count. With
+    the handle's `track.autolog()` on, the round's evaluation results go to the run too
+    (``validation-rmse``, as XGBoost prints them)."""
+
+    def __init__(self, track: Track | None = None) -> None:
+        super().__init__()
+        self.track = track
 
     def after_iteration(self, model: Any, epoch: int, evals_log: Mapping[str, Any]) -> bool:
         """A round ended (its evaluation included)."""
-        tracker().stepped(model.num_boosted_rounds(), explicit=True)
+        rounds = model.num_boosted_rounds()
+        tracker().stepped(rounds, explicit=True)
+        if self.track is not None and self.track.auto:
+            last = {f"{data}-{name}": values[-1] for data, metrics in evals_log.items()
+                    for name, values in metrics.items() if values}
+            self.track.logged(last, rounds)
         return False
 
 

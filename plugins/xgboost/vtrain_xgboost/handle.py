@@ -155,7 +155,7 @@ class XGBoostHandle(Handle):
         """
         from vtrain_xgboost.callbacks import CheckpointCallback, ProgressCallback, ReportCallback
 
-        found: list[Any] = [ProgressCallback()]
+        found: list[Any] = [ProgressCallback(self.track)]
         if checkpoint_every is not None:
             every = _count(checkpoint_every, "checkpoint_every")
             self.checkpoint_manager(keep=keep, keep_every=keep_every)  # the handle's, retained

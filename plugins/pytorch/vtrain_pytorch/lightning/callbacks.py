@@ -16,6 +16,7 @@ from vtrain.log import logger
 from vtrain.plugins.handle import COMMIT_SECONDS, Handle, Resumed
 from vtrain.preemption import EXIT_STATUS, committed_line
 from vtrain.progress import tracker
+from vtrain.track import Track
 from vtrain_pytorch.lightning.preemption import AgreedSigterm
 from vtrain_pytorch.lightning.stream_loader import check_every, gather_position, mark_trained
 from vtrain_pytorch.provenance import LIGHTNING, check, record
@@ -51,8 +52,11 @@ class VtrainCheckpoint(Callback):  # type: ignore[misc]
         every_n_epochs: int = 1,
         every_n_train_steps: int | None = None,
         blocking: bool = False,
+        track: Track | None = None,
     ) -> None:
         self.manager = manager
+        self.track = track
+        """The job's run (`handle.track`), which a resume is marked in."""
         self.every_n_epochs = every_n_epochs
         self.every_n_train_steps = check_every(every_n_train_steps)
         self._saved_step = -1
@@ -135,6 +139,8 @@ class VtrainCheckpoint(Callback):  # type: ignore[misc]
             checkpoint.close()
             raise
         self._restored = checkpoint
+        if self.track is not None:
+            self.track.resumed(checkpoint.step, checkpoint.uri)
         return os.path.join(checkpoint.directory, CHECKPOINT_FILE)
 
     def resumed(self) -> Resumed:

@@ -11,6 +11,7 @@ from vtrain.plugins.handle import Resumed
 from vtrain_pytorch.handle import TorchHandle
 from vtrain_pytorch.lightning.callbacks import HypertuneCallback, VtrainCheckpoint, VtrainProgress
 from vtrain_pytorch.lightning.environment import VtrainEnvironment
+from vtrain_pytorch.lightning.logger import VtrainLogger
 
 
 def trainer_options(
@@ -28,7 +29,8 @@ def trainer_options(
     `checkpoints` (atomic, written by the leader only, the newest `keep` kept) instead of
     Lightning's ModelCheckpoint, and the metric through `handle.report`; each step marks
     progress for the watchdog and the live view (`VtrainProgress`); resume with
-    `trainer.fit(model, ckpt_path=resume_path(options))`. `monitor` names a
+    `trainer.fit(model, ckpt_path=resume_path(options))`; with `handle.track.autolog()`
+    on, what the module logs goes to the job's run too (`VtrainLogger`). `monitor` names a
     logged metric to report for hyperparameter tuning each epoch; `every_n_train_steps`
     commits mid-epoch too, so that a resume need not replay the epoch: with a
     `StreamLoader` the commit holds every rank's data position (see `resumed`).
@@ -49,10 +51,13 @@ def trainer_options(
     manager = handle.checkpoint_manager(keep=keep)
     callbacks: list[Any] = [
         VtrainProgress(),
-        VtrainCheckpoint(manager, every_n_train_steps=every_n_train_steps),
+        VtrainCheckpoint(manager, every_n_train_steps=every_n_train_steps, track=handle.track),
     ]
     if monitor is not None:
         callbacks.append(HypertuneCallback(monitor, handle=handle))
+    loggers: list[Any] = [TensorBoardLogger(save_dir=tensorboard_dir, name="", version="")]
+    if handle.track.auto:  # `handle.track.autolog()`: what the module logs goes to the run
+        loggers.append(VtrainLogger(handle))
     return {
         "plugins": [VtrainEnvironment(handle.world)],
         "num_nodes": handle.world.num_nodes,
@@ -60,7 +65,7 @@ def trainer_options(
         "accelerator": "gpu" if handle.device.type == "cuda" else "cpu",
         "strategy": "ddp" if handle.world.world_size > 1 else "auto",
         "default_root_dir": checkpoint_dir,
-        "logger": TensorBoardLogger(save_dir=tensorboard_dir, name="", version=""),
+        "logger": loggers if len(loggers) > 1 else loggers[0],
         "callbacks": callbacks,
         "enable_checkpointing": False,
     }
