@@ -33,7 +33,9 @@ def served(browse: str, folder: Path) -> Iterator[Runs]:
         port = s.getsockname()[1]
     argv = [sys.executable, "-m", *shlex.split(browse), "--port", str(port), "--workers", "1"]
     with open(folder / "reading-server.log", "wb") as log:
-        process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        process = subprocess.Popen(
+            argv, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
     try:
         runs = Runs(f"http://127.0.0.1:{port}")
         runs.wait(60, process)
@@ -58,9 +60,8 @@ class Runs:
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
             assert process.poll() is None, "the MLflow server exited"
-            with contextlib.suppress(OSError):
-                with _OPENER.open(f"{self.uri}/health", timeout=2):
-                    return
+            with contextlib.suppress(OSError), _OPENER.open(f"{self.uri}/health", timeout=2):
+                return
             time.sleep(0.2)
         raise AssertionError(f"the MLflow server on {self.uri} never answered /health")
 

@@ -9,16 +9,19 @@ from collections.abc import Mapping
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from vtrain.cli.arguments import integer
+from vtrain.cli.arguments import integer, track_option
 from vtrain.cli.output import say
 from vtrain.errors import UsageError
 from vtrain.log import logger
 
 if TYPE_CHECKING:
+    from vtrain.local.mlflow_server import TrackingServer
+    from vtrain.tune.rerun import Settled
     from vtrain.tune.results import Recorded, StudyResult, Trial
     from vtrain.tune.runner import StudyRunner
     from vtrain.tune.study import Study
     from vtrain.tune.study_lock import StudyLock
+    from vtrain.tune.tracking import StudyRuns
 
 
 _STUDY_FILE = """\
@@ -106,6 +109,15 @@ def add_parser(subparsers: Any) -> None:
         action="store_true",
         help="start a new study in the output folder; the one there moves to <folder>.N",
     )
+    p.add_argument(
+        "--track",
+        type=track_option,
+        metavar="BACKENDS",
+        help="where the trials' handle.track writes (VTRAIN_TRACK): with mlflow, the study "
+        "is a parent run and each trial a child run with its parameters and metric, on a "
+        "tracking server of the study's own (its store in the output folder) unless "
+        "MLFLOW_TRACKING_URI names one; needs the local-mlflow extra",
+    )
     # Not `command`: the top-level parser keeps the sub-command's name there.
     p.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS...]")
     p.set_defaults(run=run)
@@ -164,12 +176,10 @@ def _run_study(
     lock: StudyLock,
 ) -> int:
     """Settle what to run in the folder `lock` holds, and run the study."""
-    from vtrain.local.reaper import reaping
     from vtrain.redact import redact_text
     from vtrain.tune.rerun import settle
-    from vtrain.tune.results import SUCCEEDED
     from vtrain.tune.runner import Replicas, StudyRunner
-    from vtrain.tune.table import progress_line, summary
+    from vtrain.tune.table import progress_line
 
     log = logger("vtrain.tune")
     settled = settle(
@@ -198,6 +208,46 @@ def _run_study(
     if settled.set_aside:
         kept = lock.set_aside()
         log.info(f"vtrain tune: a new study; the earlier one is kept in {kept}")
+    server = None
+    if args.track:  # in the study's folder, once the earlier study's is set aside
+        from vtrain.local.mlflow_server import tracking
+
+        runner.environ, server = tracking(args.track, runner.output_dir, runner.environ)
+    try:
+        runner.runs = _study_runs(runner, settled)
+        return _run_trials(args, runner, settled, server)
+    finally:
+        if server is not None:
+            server.stop()
+
+
+def _study_runs(runner: StudyRunner, settled: Settled) -> StudyRuns | None:
+    """The study's MLflow runs, where its trials track to MLflow."""
+    from vtrain.tune.tracking import StudyRuns
+
+    study = runner.study
+    settings = {
+        "algorithm": study.algorithm,
+        "metric": study.metric.metric_id,
+        "goal": study.metric.goal,
+        "max_trial_count": study.max_trial_count,
+        "parallel_trial_count": study.parallel_trial_count,
+        "seed": settled.seed,
+    }
+    return StudyRuns.made(runner.output_dir, study.metric.metric_id, settings, runner.environ)
+
+
+def _run_trials(
+    args: argparse.Namespace, runner: StudyRunner, settled: Settled, server: TrackingServer | None
+) -> int:
+    """Run the study's trials, until they end or a signal stops them."""
+    from vtrain.local.reaper import reaping
+    from vtrain.redact import redact_text
+    from vtrain.tune.results import SUCCEEDED
+    from vtrain.tune.table import summary
+
+    log = logger("vtrain.tune")
+    study = runner.study
     log.info(
         f"vtrain tune: {study.algorithm}, up to {study.max_trial_count} trials, "
         f"{runner.parallel} at once, into {runner.output_dir}"
@@ -230,6 +280,8 @@ def _run_study(
     say(redact_text(summary(study, _shown(result))))
     if result.best is not None:
         say(redact_text(_outputs(runner, result.best.trial_id)))
+    if server is not None:
+        say(f"MLflow runs: {server.folder}; browse them: {server.browse}")
     return 0 if result.status == SUCCEEDED else 1
 
 

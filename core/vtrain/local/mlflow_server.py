@@ -108,10 +108,12 @@ class TrackingServer:
                     value=os.path.join(self.folder, "server.log"),
                     expected="a server that stays up (its log says why)",
                 )
-            with contextlib.suppress(urllib.error.URLError, OSError):
-                with opener.open(f"{self.uri}/health", timeout=2) as answer:
-                    if answer.status == 200:
-                        return
+            with (
+                contextlib.suppress(urllib.error.URLError, OSError),
+                opener.open(f"{self.uri}/health", timeout=2) as answer,
+            ):
+                if answer.status == 200:
+                    return
             if time.monotonic() > deadline:
                 raise LaunchError(
                     f"the MLflow tracking server did not answer within {timeout:.0f} s",

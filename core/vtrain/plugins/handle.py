@@ -554,8 +554,10 @@ class Handle:
         fallback = parent.rpartition("/")[2] or "run"
         # `vtrain tune` names its trials' runs: a trial's job id is new at each run of a study.
         named = environ.get(RUN_VARIABLE)
-        run = run_name(named, None, fallback) if named else run_name(
-            context.job_id, context.trial_id, fallback
+        run = (
+            run_name(named, None, fallback)
+            if named
+            else run_name(context.job_id, context.trial_id, fallback)
         )
         folder = run_folder(context.model_dir, run) if self.is_leader else ""
         on = backends(environ) if self.is_leader else ()

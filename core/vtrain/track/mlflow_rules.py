@@ -33,7 +33,9 @@ def metric_name(name: str, step: int, attempt: int, earlier: int | None) -> str:
     return name
 
 
-def param_updates(existing: Mapping[str, str], new: Mapping[str, str], attempt: int) -> dict[str, str]:
+def param_updates(
+    existing: Mapping[str, str], new: Mapping[str, str], attempt: int
+) -> dict[str, str]:
     """The params to log for `new`, given the run's `existing` ones: those it lacks, and those
     whose value changed under this attempt's name (MLflow refuses to change a param)."""
     found = {}

@@ -66,6 +66,7 @@ class Track:
         self._resumed: dict[str, Any] | None = None
         self._staging: str | None = None
         self._steps = 0
+        self._last: dict[str, tuple[int, float | str]] = {}
         self.attempt = 0
         """This process's attempt of the run (1 for the first start); 0 before it opens."""
         self.auto = False
@@ -87,7 +88,12 @@ class Track:
             step = counted if counted is not None else self._steps + 1
         self._steps = max(self._steps, step)
         for record in metric_records(values, step, self._open(), time.time()):
-            self._put(record)
+            # The same value at the same step twice (a callback's log and the tuning metric's
+            # report of it) is one point, not two.
+            seen = (record["step"], record["value"])
+            if self._last.get(record["name"]) != seen:
+                self._last[record["name"]] = seen
+                self._put(record)
 
     def tags(self, values: Mapping[str, Any]) -> None:
         """Tags of the run, as text."""

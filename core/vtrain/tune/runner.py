@@ -41,6 +41,7 @@ from vtrain.tune.results import (
 )
 from vtrain.tune.samplers import grid_size, make_sampler
 from vtrain.tune.study import Study
+from vtrain.tune.tracking import StudyRuns
 from vtrain.tune.trial_env import (
     make_trial_folders,
     trial_environment,
@@ -89,6 +90,7 @@ class StudyRunner:
         seed: int = 0,
         environ: Mapping[str, str] | None = None,
         progress: Callable[[str, Trial, StudyRunner], None] | None = None,
+        runs: StudyRuns | None = None,
     ) -> None:
         if not command:
             raise UsageError(
@@ -109,6 +111,8 @@ class StudyRunner:
         self.parallel = parallel or study.parallel_trial_count
         self.seed = seed
         self.environ = os.environ if environ is None else environ
+        self.runs = runs
+        """The study's MLflow runs, where its trials track there (`vtrain.tune.tracking`)."""
         self.progress = progress
         self.trials: dict[str, Trial] = {}
         self._running: dict[str, _Running] = {}
@@ -219,6 +223,9 @@ class StudyRunner:
                 "--",
                 *argv,
             ]
+        if self.runs is not None:  # the trial's run, opened before its trainers write to it
+            env = {**env, **self.runs.trial_env(trial.trial_id)}
+            self.runs.started(trial)
         trial = replace(
             trial, started_at=time.time(), exit_code=None, final_metric=None, duration_s=None
         )
@@ -290,6 +297,8 @@ class StudyRunner:
         else:
             trial = replace(trial, status=SUCCEEDED)
         self._record(trial, "finished")
+        if self.runs is not None:
+            self.runs.finished(trial)
         return trial
 
     def kill_now(self) -> None:

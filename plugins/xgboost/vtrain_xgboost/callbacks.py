@@ -39,8 +39,12 @@ class ProgressCallback(TrainingCallback):  # type: ignore[misc]
         rounds = model.num_boosted_rounds()
         tracker().stepped(rounds, explicit=True)
         if self.track is not None and self.track.auto:
-            last = {f"{data}-{name}": values[-1] for data, metrics in evals_log.items()
-                    for name, values in metrics.items() if values}
+            last = {
+                f"{data}-{name}": values[-1]
+                for data, metrics in evals_log.items()
+                for name, values in metrics.items()
+                if values
+            }
             self.track.logged(last, rounds)
         return False
 

@@ -39,7 +39,9 @@ class VtrainLogger(Logger):  # type: ignore[misc]
         """The run itself (`vtrain.track.Track`)."""
         return self._track
 
-    def log_hyperparams(self, params: dict[str, Any] | Namespace, *args: Any, **kwargs: Any) -> None:
+    def log_hyperparams(
+        self, params: dict[str, Any] | Namespace, *args: Any, **kwargs: Any
+    ) -> None:
         """The module's hyperparameters, as the run's params."""
         values = vars(params) if isinstance(params, Namespace) else dict(params)
         self._track.params(values)
