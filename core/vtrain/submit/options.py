@@ -13,9 +13,10 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from vtrain.errors import UsageError, VtrainError
+from vtrain.submit.experiment import fields as experiment_fields
 from vtrain.submit.pools import Pool, build_pools
 from vtrain.submit.problems import Problems, Rules
 from vtrain.submit.request import JobRequest
@@ -70,6 +71,8 @@ class JobOptions:
     python_module: str | None = None
     executor_image: str | None = None
     staging: str | None = None
+    experiment: Mapping[str, str] = field(default_factory=dict)
+    """The CustomJobSpec's experiment, experimentRun and tensorboard (those set)."""
     """Where a local --python-package is staged (gs://)."""
 
     def pool(self, role: str) -> Pool:
@@ -122,6 +125,9 @@ class JobOptions:
         executor_image: str | None = None,
         staging: str | None = None,
         resume_from: str | None = None,
+        experiment: str | None = None,
+        experiment_run: str | None = None,
+        tensorboard: str | None = None,
     ) -> JobOptions:
         """Check the job `vtrain submit PLATFORM` would send; all problems are raised together.
 
@@ -172,6 +178,9 @@ class JobOptions:
             python_module=python_module,
             executor_image=executor_image,
             staging=staging,
+            experiment=experiment,
+            experiment_run=experiment_run,
+            tensorboard=tensorboard,
         )
         return cls._checked(request, rules)
 
@@ -213,9 +222,10 @@ class JobOptions:
         restart_reason = None
         if rules.restarts_jobs and not request.restart_job:
             restart_reason = job_restarts(request.framework)
+        name = request.name or default_name(rules.name_separator)
         return cls(
             platform=request.platform,
-            name=request.name or default_name(rules.name_separator),
+            name=name,
             pools=pools,
             command=command,
             args=job_args,
@@ -242,6 +252,14 @@ class JobOptions:
             python_module=request.python_module,
             executor_image=request.executor_image,
             staging=request.staging,
+            experiment=experiment_fields(
+                request.project,
+                region,
+                name,
+                request.experiment,
+                request.experiment_run,
+                request.tensorboard,
+            ),
         )
 
 

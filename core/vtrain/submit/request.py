@@ -58,6 +58,10 @@ class JobRequest:
     python_module: str | None = None
     executor_image: str | None = None
     staging: str | None = None
+    experiment: str | None = None
+    """Vertex AI Experiments: the job's experiment, its run, and a TensorBoard instance."""
+    experiment_run: str | None = None
+    tensorboard: str | None = None
 
     @property
     def command(self) -> tuple[str, ...]:

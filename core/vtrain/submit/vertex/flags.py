@@ -77,6 +77,34 @@ FLAGS = (
         builds=True,
     ),
     Flag(
+        "--experiment",
+        {
+            "metavar": "NAME",
+            "help": "Vertex AI Experiments: the job's experiment (the CustomJob's experiment)",
+        },
+        option="experiment",
+        builds=True,
+    ),
+    Flag(
+        "--experiment-run",
+        {
+            "metavar": "RUN",
+            "help": "with --experiment: the job's run in it (default: the job's name)",
+        },
+        option="experiment_run",
+        builds=True,
+    ),
+    Flag(
+        "--tensorboard",
+        {
+            "metavar": "RESOURCE",
+            "help": "a Vertex AI TensorBoard (projects/P/locations/L/tensorboards/ID, or ID) "
+            "that Vertex streams AIP_TENSORBOARD_LOG_DIR to",
+        },
+        option="tensorboard",
+        builds=True,
+    ),
+    Flag(
         "--wait", {"action": "store_true", "help": "follow the job until it ends"}, delivery="wait"
     ),
     Flag(

@@ -74,6 +74,7 @@ def custom_job_spec(options: JobOptions) -> dict[str, Any]:
         spec["serviceAccount"] = options.service_account
     if options.network:
         spec["network"] = options.network
+    spec.update(options.experiment)  # experiment, experimentRun, tensorboard
     return spec
 
 

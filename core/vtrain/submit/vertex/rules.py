@@ -1,4 +1,5 @@
-"""Vertex's rules for a command line: job names, Reduction Server, pre-built containers, scheduling.
+"""Vertex's rules for a command line: job names, Reduction Server, pre-built containers, scheduling,
+Experiments.
 
 What only Vertex has (a Reduction Server, restarting the whole job,
 pre-built containers, flex-start) is refused on the other platforms from here.
@@ -11,6 +12,7 @@ from __future__ import annotations
 import re
 
 from vtrain.errors import VtrainError
+from vtrain.submit import experiment
 from vtrain.submit.problems import Problems, Rules
 from vtrain.submit.request import JobRequest
 from vtrain.submit.vertex.staging import planned_uri
@@ -41,6 +43,7 @@ def check(request: JobRequest, study: Study | None, problems: Problems) -> None:
         problems.ps_need_workers(request)
     _scheduling(request, problems)
     _python_package(request, problems)
+    experiment.check(request, problems)
 
 
 def _scheduling(request: JobRequest, problems: Problems) -> None:
@@ -71,6 +74,10 @@ def elsewhere(request: JobRequest, problems: Problems) -> None:
         request.restart_job,
         "only Vertex restarts a whole job when one replica restarts",
     )
+    why = "only Vertex AI Experiments and TensorBoard take a job's run"
+    problems.refuse("--experiment", request.experiment, why)
+    problems.refuse("--experiment-run", request.experiment_run, why)
+    problems.refuse("--tensorboard", request.tensorboard, why)
     why = "only Vertex queues a job for its machines (scheduling strategy FLEX_START)"
     problems.refuse("--flex-start", request.flex_start, why)
     problems.refuse("--max-wait", request.max_wait, why)
