@@ -101,7 +101,8 @@ def run_job(
                 if track:
                     from vtrain.local.mlflow_server import tracking  # --track only
 
-                    environ, server = tracking(track, plan.trial_dir, environ)
+                    given = os.environ if environ is None else environ
+                    environ, server = tracking(track, plan.trial_dir, given)
                 if server is not None:
                     note(f"note: tracking to an MLflow server on {server.uri} ({server.folder})")
                 evidence.no_model = no_model

@@ -135,13 +135,11 @@ class TrackingServer:
 
 
 def tracking(
-    track: str | None, job_folder: str, environ: Mapping[str, str] | None
-) -> tuple[Mapping[str, str] | None, TrackingServer | None]:
-    """The replicas' parent environment for `--track TRACK` (`environ` where TRACK is None),
-    and the server started for it, if any: the caller stops it."""
-    if not track:
-        return environ, None
-    parent = {**(os.environ if environ is None else environ), VARIABLE: track}
+    track: str, job_folder: str, environ: Mapping[str, str]
+) -> tuple[Mapping[str, str], TrackingServer | None]:
+    """The replicas' parent environment for `--track TRACK`, from `environ`, and the server
+    started for it, if any: the caller stops it."""
+    parent = {**environ, VARIABLE: track}
     if MLFLOW not in backends(parent) or parent.get(URI_VARIABLE):
         return parent, None
     server = TrackingServer.start(job_folder)

@@ -413,8 +413,8 @@ class Handle:
         found = self._resume(*objects, **options)
         if self.is_leader:
             log.info(found.describe())
-            if found:  # in steps, as the run's metrics are (Keras counts epochs)
-                self.track.resumed(self._step_of(found), found.uri)
+            if found:  # in the loop's own unit, as its run's metrics are (Keras: epochs)
+                self.track.resumed(found.done, found.uri)
         return found
 
     def _resume(self, *objects: Any, **options: Any) -> Resumed:

@@ -18,6 +18,13 @@ from vtrain.track.backends import VARIABLE, backends
         ({VARIABLE: "TensorBoard"}, ("tensorboard",)),
         ({VARIABLE: " tensorboard , tensorboard "}, ("tensorboard",)),
         ({VARIABLE: "", "AIP_TENSORBOARD_LOG_DIR": "/logs"}, ("tensorboard",)),
+        ({"MLFLOW_TRACKING_URI": "http://127.0.0.1:5000"}, ("mlflow",)),
+        (
+            {"MLFLOW_TRACKING_URI": "http://h", "AIP_TENSORBOARD_LOG_DIR": "/l"},
+            ("tensorboard", "mlflow"),
+        ),
+        ({VARIABLE: "none", "MLFLOW_TRACKING_URI": "http://h"}, ()),
+        ({VARIABLE: "MLflow,tensorboard"}, ("mlflow", "tensorboard")),
     ],
 )
 def test_backends(environ: dict[str, str], expected: tuple[str, ...]) -> None:

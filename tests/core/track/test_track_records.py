@@ -124,3 +124,12 @@ def test_a_secret_looking_param_is_hidden() -> None:
 
     record = mapping_record("params", {"hf_token": "hf_abc", "lr": 0.1, "password": "x"}, 1, 0.0)
     assert record["values"] == {"hf_token": HIDDEN, "lr": "0.1", "password": HIDDEN}
+
+
+def test_numbers_keeps_what_converts_to_a_float() -> None:
+    from vtrain.track.records import numbers
+
+    assert numbers({"loss": 1, "acc": 0.5, "flag": True, "text": "x", "list": [1], 3: 2.0}) == {
+        "loss": 1.0,
+        "acc": 0.5,
+    }

@@ -34,7 +34,7 @@ class VtrainLogger(Logger):  # type: ignore[misc]
         return self._track.attempt
 
     @property
-    @rank_zero_experiment  # type: ignore[misc]
+    @rank_zero_experiment  # type: ignore[untyped-decorator]
     def experiment(self) -> Any:
         """The run itself (`vtrain.track.Track`)."""
         return self._track
