@@ -56,6 +56,7 @@ def not_rehearsed(platform: str, job: Any, replicas: int) -> list[str]:
             f"machine types and memory: {', '.join(machines)}; the replicas shared this "
             "machine's CPUs and memory"
         )
+    lines.extend(_vertex_services(job) if platform == "vertex" else [])
     if replicas > 1:
         lines.append(NETWORK)
         # Only where GPUs are asked for: a CPU job uses the same CPU collectives (gloo, the
@@ -63,6 +64,23 @@ def not_rehearsed(platform: str, job: Any, replicas: int) -> list[str]:
         if any(not _is_tpu(a) for a in accelerators):
             lines.append(NCCL)
     return lines
+
+
+def _vertex_services(spec: Any) -> list[str]:
+    """What a CustomJob sends to Vertex's own services, which the rehearsal does not reach."""
+    if not isinstance(spec, dict):
+        return []
+    named = [
+        f"{what} {spec[field]}"
+        for field, what in (("experimentRun", "Experiments run"), ("tensorboard", "TensorBoard"))
+        if isinstance(spec.get(field), str)
+    ]
+    if not named:
+        return []
+    return [
+        f"Vertex AI {', '.join(named)}: the rehearsal gave no AIP_EXPERIMENT_* and streamed "
+        "no TensorBoard logs; the run's records were written to the job's folder alone"
+    ]
 
 
 def machines_of(platform: str, job: Any) -> Machines:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from vtrain.storage import Location
-from vtrain.track.backends import MLFLOW, TENSORBOARD
+from vtrain.track.backends import MLFLOW, TENSORBOARD, VERTEX
 from vtrain.track.session import Backend, Sink
 
 
@@ -41,4 +41,24 @@ def made(
             return MlflowSink(run, attempt, environ), f"MLflow run {run}"
 
         found.append(mlflow)
+    if VERTEX in names:
+
+        def vertex(attempt: int) -> tuple[Sink, str]:
+            from vtrain.errors import ConfigError
+            from vtrain.track.vertex_rules import RUN_VARIABLE, run_context
+            from vtrain.track.vertex_sink import VertexSink, api
+
+            contexts = run_context(environ)
+            if contexts is None:
+                raise ConfigError(
+                    "no Vertex AI Experiments run to track to",
+                    source=RUN_VARIABLE,
+                    value=environ.get(RUN_VARIABLE),
+                    expected="AIP_EXPERIMENT_NAME, AIP_EXPERIMENT_RUN_NAME, CLOUD_ML_PROJECT_ID "
+                    "and CLOUD_ML_REGION, as Vertex sets them for a job with --experiment",
+                )
+            api()  # the extra's absence, said now rather than at each try
+            return VertexSink(contexts, attempt, environ), f"Vertex AI Experiments run {run}"
+
+        found.append(vertex)
     return found
