@@ -55,3 +55,38 @@ def test_a_killed_lightning_job_keeps_one_mlflow_run(tmp_path: Path) -> None:
         found = one_resumed_run(runs, "train_loss", [15, 30, 45, 60])
         assert params(found)["epochs"] == "4"
         assert "model.pt" in runs.artifacts(found["info"]["run_id"])
+
+
+def test_a_server_that_is_down_costs_one_line_and_never_a_step(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    import socket
+    import time
+
+    from vtrain.storage import open_location
+    from vtrain.track import Track
+    from vtrain.track.sinks import made
+
+    with socket.socket() as s:  # a port nothing listens on once it is closed
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    environ = {"MLFLOW_TRACKING_URI": f"http://127.0.0.1:{port}"}
+    track = Track(
+        leader=True,
+        run="down",
+        folder=lambda: open_location(str(tmp_path / "down")),
+        backends=made(("mlflow",), "down", lambda: open_location(str(tmp_path)), environ),
+    )
+    slowest = 0.0
+    for step in range(1, 301):
+        start = time.perf_counter()
+        track.metrics({"loss": 1.0 / step}, step=step)
+        slowest = max(slowest, time.perf_counter() - start)
+        time.sleep(0.01)
+    track.close(timeout=1)
+    said = [r.getMessage() for r in caplog.records if "MLflow run down" in r.getMessage()]
+    assert len([m for m in said if "cannot write" in m]) == 1, said
+    assert slowest < 0.5, slowest  # a bound for a hang, not a timing: a call queues and returns
+    # The run's own record has every step, whatever the server did.
+    lines = (tmp_path / "down" / "attempt-1.jsonl").read_text().splitlines()
+    assert sum('"kind":"metric"' in line for line in lines) == 300
