@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 from cluster_run import EXAMPLES, Run, final_parameters, local_run, run_alone
 
+from vtrain.track import merged, read_run
+
 JOB = [str(Path(__file__).parent / "scripts" / "job.py")]
 EXAMPLE = str(EXAMPLES / "mxnet" / "train.py")
 DIES_ONCE = str(Path(__file__).parent / "scripts" / "dies_once.py")
@@ -156,6 +158,11 @@ def test_a_killed_worker_resumes_from_the_last_checkpoint(tmp_path: Path) -> Non
     assert run.params("worker-1") == first
     # Momentum included: the trainer's states came back with the parameters.
     assert first == pytest.approx(alone(tmp_path, args), rel=1e-5, abs=1e-6)
+    # One run across the restart (autolog: handle.report's metric), the resume marked in it.
+    (folder,) = (tmp_path / "out" / "tracking").iterdir()
+    records = read_run(str(folder))
+    assert [step for step, _ in merged(records)["mse"]] == [5, 10, 15, 20, 25, 30]
+    assert [(r["attempt"], r["step"]) for r in records if r["kind"] == "resume"] == [(2, 15)]
 
 
 def test_what_a_save_holds_beside_the_net_comes_back_in_the_resume_on_every_worker(
