@@ -15,6 +15,7 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 
 from vtrain.storage import open_location
 from vtrain.track import Track, merged, read_run
+from vtrain.track.sinks import made
 
 
 def test_tensorboard_reads_the_run_each_step_once(tmp_path: Path) -> None:
@@ -25,7 +26,7 @@ def test_tensorboard_reads_the_run_each_step_once(tmp_path: Path) -> None:
             leader=True,
             run="job",
             folder=lambda: open_location(str(record)),
-            tensorboard=lambda: open_location(str(logs)),
+            backends=made(("tensorboard",), "job", lambda: open_location(str(logs)), {}),
         )
         if resumed is not None:
             track.resumed(resumed, "step-30")
