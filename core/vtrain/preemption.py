@@ -145,6 +145,10 @@ class PreemptionHandler:
             # A second signal: the sender is out of patience, and so are we.
             os._exit(self.exit_status)
         self._requested_at = time.monotonic()
+        from vtrain.timeline import recorder
+        from vtrain.timeline.events import SIGTERM
+
+        recorder().record(SIGTERM)
         # The deadline runs on its own thread: a loop stuck in one long step still exits
         # with the right status before SIGKILL arrives, instead of being killed mid-write.
         self._watchdog = threading.Timer(self.grace, os._exit, args=(self.exit_status,))

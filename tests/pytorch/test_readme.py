@@ -39,8 +39,8 @@ def test_pytorch_blocks_run_as_written(block: Block, tmp_path: Path) -> None:
     if "vtrain local run" in block.text:
         assert "outputs of this job:\n  model " in done.stdout
         assert "vtrain-output/local/" in done.stdout.split("outputs of this job:")[1]
-        # The example writes no TensorBoard events: no line offers to show them.
-        assert "tensorboard --logdir" not in done.stdout
+        # The example's tracked loss goes to AIP_TENSORBOARD_LOG_DIR too: a line offers it.
+        assert "tensorboard --logdir vtrain-output/local/" in done.stdout
     if "vtrain tune" in block.text:
         assert "study SUCCEEDED" in done.stdout
         assert "outputs of the best trial" in done.stdout

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -190,11 +191,23 @@ class CheckpointManager:
             self.cleanup()
         uri = location.join(step_folder(step)).uri
         if blocking:
-            self._commit(location, step, content)
+            self._timed(location, step, content, background=False)
         else:
             staged = snapshot(content, location, step, self._staging)
-            self._pending = PendingSave(step, uri, lambda: self._commit(location, step, staged))
+            self._pending = PendingSave(
+                step, uri, lambda: self._timed(location, step, staged, background=True)
+            )
         return uri
+
+    def _timed(self, location: Location, step: int, content: Payload, *, background: bool) -> None:
+        """`_commit`, its time recorded in the process's timeline."""
+        from vtrain.timeline import recorder
+        from vtrain.timeline.events import COMMITTED
+
+        began = time.monotonic()
+        self._commit(location, step, content)
+        seconds = round(time.monotonic() - began, 4)
+        recorder().record(COMMITTED, step=step, seconds=seconds, background=background)
 
     def _hold(self, location: Location) -> None:
         """Hold the write location's lease (see `lease`), or raise naming who holds it."""

@@ -29,6 +29,8 @@ class Run:
         self.written: list[str] = []
         self.started = 0.0
         """time.time() as it started."""
+        self.ended = 0.0
+        """time.time() as it ended (0 while it runs)."""
         self.pid: int | None = None
         """Its process's pid once started (the watcher attributes writes through it)."""
         self.seen: list[tuple[str, str]] = []

@@ -16,6 +16,7 @@ from vtrain.errors import LaunchError
 from vtrain.local.disks import DISKS_FOLDER, Disks
 from vtrain.local.evidence import Evidence, Run, newest_checkpoint
 from vtrain.local.result import SUCCEEDED, JobResult
+from vtrain.local.timeline import LauncherTimeline
 from vtrain.local.usage_error import refused_arguments
 from vtrain.os_hints import hint_for
 
@@ -39,6 +40,7 @@ class Runs:
         self._trial_dir = trial_dir
         self._output_dir = output_dir
         self._watcher: Watcher | None = None
+        self.timeline = LauncherTimeline(trial_dir)
 
     def watch(self, keeper: int) -> None:
         """See what every run writes and opens, whatever does it (`vtrain.local.watch`): the
@@ -60,17 +62,23 @@ class Runs:
         """The last of `runs` started as process `pid`."""
         if runs:
             runs[-1].pid = pid
+            self.timeline.launched(runs[-1].name, len(runs), pid, runs[-1].after_kill)
             if self._watcher is not None:
                 self._watcher.started(pid, runs[-1])
 
     def fired(self, kill: str) -> None:
         """The --kill `kill` was sent."""
         self._evidence.fired.append(kill)
+        self.timeline.killed(kill)
 
     def ended(self, result: JobResult, ended_by: str | None, seconds: float) -> None:
         """The job ended as `result` says, after `seconds`; `ended_by`: the replica whose exit
         stopped it (None: none did)."""
         ev = self._evidence
+        for run in sorted(ev.runs, key=lambda r: r.ended):  # each process's end, in order
+            if run.exit_code is not None:
+                self.timeline.ended(run.name, run.number + 1, run.exit_code, run.ended)
+        self.timeline.job_end(result.outcome, result.status, seconds)
         ev.succeeded = result.outcome == SUCCEEDED
         ev.outcome, ev.reason, ev.ended_by, ev.seconds = (
             result.outcome,
@@ -122,6 +130,7 @@ class Runs:
             env.update(disk.variables(env))
         env["PYTHONPATH"] = os.pathsep.join(p for p in (PROBE_FOLDER, env.get("PYTHONPATH")) if p)
         env["VTRAIN_LOCAL_RECORD"] = run.record
+        self.timeline.give(env, name, number + 1)
         env["VTRAIN_LOCAL_WATCH"] = self._evidence.model_dir
         runs.append(run)
         self._evidence.runs.append(run)
@@ -147,6 +156,7 @@ def end_run(runs: list[Run], exit_code: int | None, stream: Stream | None, injec
         return
     run = runs[-1]
     run.exit_code = exit_code if exit_code is not None else -signal.SIGKILL
+    run.ended = time.time()
     if stream is not None:
         lines = stream.last_lines()
         run.tail = [b.decode(errors="replace") for b in lines]

@@ -152,10 +152,14 @@ class Plugin(ABC):
         if info.rank is not None:
             from vtrain.context import runs_alone
             from vtrain.progress.watchdog import watch
+            from vtrain.timeline.recorder import start_recording
 
+            launched = not runs_alone(env)
+            replica = f"{info.role}-{info.index}"
+            start_recording(env, replica, env.get("AIP_CHECKPOINT_DIR", ""), launched=launched)
             # From here, before the framework meets its peers: a rendezvous that hangs is a
             # hang too, under the first-step allowance.
-            watch(env, launched=not runs_alone(env))
+            watch(env, launched=launched)
         return info
 
     def leads(self, info: ClusterInfo, environ: Mapping[str, str] | None = None) -> bool:

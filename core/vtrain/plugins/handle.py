@@ -128,6 +128,13 @@ class Handle:
     checkpoint_subfolder: ClassVar[str | None] = None
     """A subfolder of AIP_CHECKPOINT_DIR for `checkpoints` (Keras keeps its own)."""
 
+    def __post_init__(self) -> None:
+        # A handle is made once the framework is set up: the timeline's end of start-up.
+        from vtrain.timeline import recorder
+        from vtrain.timeline.events import READY
+
+        recorder().record(READY)
+
     # -- where this replica is --------------------------------------------------------------
 
     @property
@@ -353,6 +360,10 @@ class Handle:
         trainers meet, and every process exits 143, so that the platform restarts the job
         and it resumes there.
         """
+        from vtrain.timeline import recorder
+        from vtrain.timeline.events import COMMIT, PREEMPT_COMMIT
+
+        began = time.monotonic()
         preempted = self.preempted
         position = None if data is None else self._gather_position(step, data)
         manager = self.checkpoints
@@ -365,8 +376,11 @@ class Handle:
             if manager.is_leader:
                 payload = self._write_state(step, objects, extra, position, blocking=now)
                 where = manager.save(step, payload, blocking=now)
+            held = round(time.monotonic() - began, 4)  # what the loop waited for
             if not preempted:
+                recorder().record(COMMIT, step=step, held=held)
                 return where
+            recorder().record(PREEMPT_COMMIT, step=step, held=held)
             if where is not None:
                 from vtrain.preemption import committed_line
 
@@ -411,6 +425,11 @@ class Handle:
         """Load the newest committed checkpoint into `objects`, the same step on every trainer;
         what was found (falsy: nothing committed yet). The leader says which in the log."""
         found = self._resume(*objects, **options)
+        if found:
+            from vtrain.timeline import recorder
+            from vtrain.timeline.events import RESUME
+
+            recorder().record(RESUME, step=found.done)
         if self.is_leader:
             log.info(found.describe())
             if found:  # in the loop's own unit, as its run's metrics are (Keras: epochs)

@@ -27,6 +27,8 @@ class Tracker:
         self.pid = os.getpid()
         self.started = time.monotonic()
         self.marks = 0
+        self.first: tuple[float, int] | None = None
+        """When (monotonic) the first step ended, and its number."""
         self.step: int | None = None
         self.last: float | None = None
         self.commit: int | None = None
@@ -51,6 +53,8 @@ class Tracker:
         self.marks += 1
         self.step = (0 if self.step is None else self.step) + 1 if step is None else step
         self._recent.append((now, self.step))
+        if self.first is None:
+            self.first = (now, self.step)
 
     def batch(self) -> None:
         """A batch was taken from a stream adapter: a step, unless the loop marks its own."""

@@ -35,6 +35,8 @@ from vtrain.progress.bound import (
 from vtrain.progress.file import Writer
 from vtrain.progress.tracker import Tracker, fresh
 from vtrain.progress.waits import STANDING, waiting_for
+from vtrain.timeline import recorder
+from vtrain.timeline.events import FIRST_STEP, STEP
 from vtrain.variables import PROGRESS_FILE
 
 TICK = 1.0
@@ -59,6 +61,7 @@ class Watchdog:
         self._unjudged = False
         self._signature: int | None = None
         self._since = time.monotonic()
+        self._recorded: int | None = None
         self._backstop = Backstop.create() if settings.on else None
         self._backstop_lock = threading.Lock()
         self._thread = threading.Thread(target=self._run, name="vtrain-watchdog", daemon=True)
@@ -155,11 +158,23 @@ class Watchdog:
         return waiting_for(frames[::-1])
 
     def _write(self, now: float, waiting: str | None = None) -> None:
+        self._record(now)
         if self._writer is not None:
             try:
                 self._writer.write(self.tracker.snapshot(now, waiting))
             except OSError:
                 self._writer = None  # the rehearsal's folder is gone: it has ended
+
+    def _record(self, now: float) -> None:
+        """The timeline's steps: the first one's end, then the step reached, at most each look."""
+        tracker, wall = self.tracker, time.time()
+        if tracker.first is not None and self._recorded is None:
+            at, step = tracker.first
+            recorder().record(FIRST_STEP, t=wall - (now - at), step=step)
+            self._recorded = step
+        if tracker.step is not None and tracker.step != self._recorded:
+            self._recorded = tracker.step
+            recorder().record(STEP, step=tracker.step)
 
     def _fire(self, found: Stuck, waiting: str | None) -> None:
         # The stacks first, the line last: the last line of a failed process is its reason,
