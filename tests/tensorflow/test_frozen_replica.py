@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from fault_cells import check_frozen
+from report_page import check_job_report, written_report
 from test_fault_matrix import (
     FROZEN_CHECK,
     FROZEN_ENV,
@@ -37,3 +38,5 @@ def test_a_frozen_worker_is_found_and_the_job_resumes(tmp_path: Path) -> None:
     assert "worker-0 stopped (SIGKILL)" in run.output, run.shown()  # the hung machine, deleted
     assert weights(run, "chief-0")[:8] == pytest.approx(TRUE_WEIGHTS, abs=0.1)
     assert weights(run, "worker-0") == weights(run, "chief-0")
+    # `vtrain report` draws it: a lane per process, the freeze's mark, the goodput figure.
+    check_job_report(written_report(tmp_path), tmp_path)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from fault_cells import check_frozen
+from report_page import check_job_report, written_report
 from test_fault_matrix import FROZEN_CHECK, final, frozen_cell
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*Unknown file format")
@@ -28,3 +29,5 @@ def test_a_frozen_worker_is_found_and_the_job_resumes(tmp_path: Path) -> None:
     assert final(run)["rounds"] == 120
     # Its stacks are in the stuck replica's log, the line that names the wait on the console.
     assert "most recent call first" in (tmp_path / "replica-logs" / "chief-0.log").read_text()
+    # `vtrain report` draws it: a lane per process, the freeze's mark, the goodput figure.
+    check_job_report(written_report(tmp_path), tmp_path)

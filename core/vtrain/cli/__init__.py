@@ -28,13 +28,15 @@ COMMANDS = {
     "tune": ("vtrain.cli.tune", "run a hyperparameter-tuning study locally"),
     "render": ("vtrain.cli.render", "print a job for Vertex AI, AI Platform or Kubeflow"),
     "submit": ("vtrain.cli.submit", "send a job to Vertex AI or Kubeflow (AI Platform: render)"),
+    "report": ("vtrain.cli.report", "draw a job's or a study's folder as one HTML page"),
 }
 
 EXIT_BAD_INPUT = 2
 DESCRIPTION = (
     "Run one training script unchanged on Vertex AI, AI Platform, Kubeflow or torchrun: "
     "see what a replica is (info), rehearse a multi-replica job on this machine (local), "
-    "run a tuning study (tune), and print or send the job (render, submit)."
+    "run a tuning study (tune), print or send the job (render, submit), and draw what a job "
+    "or a study did (report)."
 )
 
 

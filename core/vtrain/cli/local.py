@@ -198,6 +198,12 @@ def add_parser(subparsers: Any) -> None:
         "comma-separated, or none",
     )
     run.add_argument(
+        "--report",
+        action="store_true",
+        help="write the job's report at the end (`vtrain report`: one HTML file, its timeline, "
+        "goodput, metrics and verdict) and print its path",
+    )
+    run.add_argument(
         "--verdict-json",
         metavar="PATH",
         help='also write the verdict here: {"ready": bool, "findings": [{"check", "replica", '
@@ -261,10 +267,18 @@ def _run(args: argparse.Namespace) -> int:
     try:
         if status == 0:
             say(_outputs(plan))
+        _goodput(plan.trial_dir)
         if result.verdict is not None:
             say(result.verdict.text(), end="")
+            from vtrain.local.verdict import VERDICT_FILE  # kept with the job, for `vtrain report`
+
+            _write_verdict(os.path.join(plan.trial_dir, VERDICT_FILE), result.verdict.to_json())
             if args.verdict_json:
                 _write_verdict(args.verdict_json, result.verdict.to_json())
+        if args.report:
+            from vtrain.report import write_report
+
+            say(f"report: {write_report(plan.trial_dir)}")
             if args.job is not None:
                 _on_record(args.job, result.verdict, no_model=args.no_model)
         sys.stdout.flush()
@@ -273,6 +287,15 @@ def _run(args: argparse.Namespace) -> int:
         # nowhere, or it would turn the job's exit status into 120.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return status
+
+
+def _goodput(folder: str) -> None:
+    """The job's goodput in one line, from its timeline (nothing where no replica trained)."""
+    from vtrain.timeline.reader import read_job
+
+    found = read_job(folder).goodput
+    if found is not None:
+        say(found.line())
 
 
 def _log() -> logging.Logger:

@@ -25,6 +25,9 @@ PLATFORM_NAMES = {
 }
 """How a finding names each platform of `vtrain.local.plan.PLATFORMS`."""
 
+VERDICT_FILE = "verdict.json"
+"""In the job's folder: the verdict, as `--verdict-json` writes it (`vtrain report` reads it)."""
+
 
 class Finding(Frozen):
     """What would go wrong on the platform: the check, the replica, what happened, what to do."""
