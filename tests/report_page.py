@@ -83,6 +83,28 @@ def check_job_report(path: Path, job_folder: Path) -> None:
         _check_picture(page)
 
 
+def check_study_report(path: Path, study_folder: Path) -> None:
+    """Check a study's report at `path` against its study.json: a point per finished trial
+    and parameter, a bar per trial over time."""
+    import json
+
+    from selenium.webdriver.common.by import By
+
+    trials = json.loads((study_folder / "study.json").read_text())["trials"]
+    finished = [t for t in trials if t.get("final_metric") is not None]
+    names = sorted({p for t in trials for p in t["parameters"]})
+    with browser() as page:
+        page.get(path.resolve().as_uri())
+        shown = page.find_elements(By.CSS_SELECTOR, "svg.scatter")
+        assert sorted(e.get_attribute("data-parameter") for e in shown) == names
+        points = page.find_elements(By.CSS_SELECTOR, "svg.scatter circle.trial-point")
+        assert len(points) == len(finished) * len(names)
+        bars = page.find_elements(By.CSS_SELECTOR, "svg#trials-over-time rect.trial-bar")
+        assert sorted(b.get_attribute("data-trial") for b in bars) == sorted(
+            t["trial_id"] for t in trials
+        )
+
+
 def _check_picture(page: Any) -> None:
     """The timeline's picture: green where the DOM puts a training bar, red at each kill."""
     from selenium.webdriver.common.by import By

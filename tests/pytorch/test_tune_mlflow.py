@@ -14,6 +14,7 @@ from pathlib import Path
 
 from cluster_run import EXAMPLES, clean_env
 from mlflow_reading import params, served, tags
+from report_page import check_study_report, written_report
 
 
 def tune(out: Path, *options: str) -> str:
@@ -58,3 +59,5 @@ def test_a_study_is_a_parent_run_with_a_child_run_per_trial(tmp_path: Path) -> N
             assert [s for s, _ in runs.history(child["info"]["run_id"], "loss")] == [12]
         # The study's run: each trial's final metric at the trial's number.
         assert sorted(s for s, _ in runs.history(parent, "loss")) == [1, 2, 3, 4]
+    # `vtrain report` of the study's folder: its trials against their parameters, in a browser.
+    check_study_report(written_report(out), out)

@@ -83,6 +83,19 @@ def _job(data: JobData) -> Iterable[str]:
         yield element("p", "No timeline with a step in this folder: no goodput.", class_="muted")
     else:
         yield from _goodput(found.job, found.leader)
+        rows = "".join(
+            element(
+                "tr",
+                element("td", escape(replica))
+                + element("td", f"{part.goodput:.0%}", class_="n")
+                + element("td", f"{part.productive:.1f} s", class_="n"),
+                class_="replica-goodput",
+                data_replica=replica,
+            )
+            for replica, part in found.replicas.items()
+        )
+        head = "".join(element("th", h) for h in ("replica", "goodput", "trained"))
+        yield element("table", element("tr", head) + rows, id="replicas")
     yield element("h2", "Timeline")
     if data.timeline.lanes:
         yield _timeline(data)
