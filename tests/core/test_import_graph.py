@@ -51,6 +51,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # Who this replica is, then where its run writes.
     ("vtrain.cluster",),
     ("vtrain.context",),
+    # Each process's timeline: what training code records as it goes (and reads back).
+    ("vtrain.timeline",),
     # What training code calls.
     (
         "vtrain.checkpoints",
@@ -64,7 +66,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # The plugin contract and registry, built on all of the above.
     ("vtrain.plugins", "vtrain.excepthook"),
     # The launchers: the local cluster, the study runner, the platforms' jobs.
-    ("vtrain.local", "vtrain.tune", "vtrain.submit"),
+    ("vtrain.local", "vtrain.tune", "vtrain.submit", "vtrain.report"),
     ("vtrain.cli",),
     # The public face: `import vtrain` and `python -m vtrain`.
     ("vtrain", "vtrain.__main__"),
