@@ -12,8 +12,6 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
-from conftest import Medium
-
 from vtrain.report import write_report
 from vtrain.storage import open_location
 from vtrain.timeline.events import line
@@ -40,7 +38,7 @@ def _lines(records: list[dict[str, Any]]) -> bytes:
     return b"".join(line(r) for r in records)
 
 
-def _job(medium: Medium) -> dict[str, str]:
+def _job(medium: Any) -> dict[str, str]:
     environ = dict(medium.options["environ"])
     if "gcs_mount" in medium.options:  # where /gcs/ is, for this test (else the real /gcs)
         environ["VTRAIN_GCS_MOUNT"] = medium.options["gcs_mount"]
@@ -78,7 +76,7 @@ def _job(medium: Medium) -> dict[str, str]:
 
 
 def test_a_job_s_page_has_its_lanes_marks_goodput_metrics_verdict_and_last_lines(
-    medium: Medium, tmp_path: Path
+    medium: Any, tmp_path: Path
 ) -> None:
     environ = _job(medium)
     written = write_report(medium.uri, str(tmp_path / "report.html"), environ)
