@@ -187,9 +187,10 @@ def _timeline(data: JobData) -> str:
         y = TOP + row * LANE
         shapes.append(_lane(replica, attempt, records, y, x, begin, per_step[replica]))
     for record in timeline.launcher:  # what only the launcher saw: kills, restarts
-        row = _row(rows, timeline.lanes, record)
-        if row is None:
+        found = _row(rows, timeline.lanes, record)
+        if found is None:
             continue
+        row = found
         at, y = x(record["t"] - begin), TOP + row * LANE
         if record["e"] == KILL:
             shapes.append(_kill(record, at, y, record["t"] - begin))
@@ -271,13 +272,15 @@ def _lane(
     per_step: float,
 ) -> str:
     """One process's lane: its phases as bars, its events as marks."""
-    at = {
-        e: next((r["t"] for r in records if r["e"] == e), None) for e in (START, READY, FIRST_STEP)
+    at: dict[str, float | None] = {
+        e: next((float(r["t"]) for r in records if r["e"] == e), None)
+        for e in (START, READY, FIRST_STEP)
     }
     steps = [r for r in records if r["e"] in (FIRST_STEP, STEP)]
     start = at[START] if at[START] is not None else _started(records)
     last = max(r["t"] for r in records) if records else start
-    first = at[FIRST_STEP] - per_step if at[FIRST_STEP] is not None else None
+    first_step = at[FIRST_STEP]
+    first = first_step - per_step if first_step is not None else None
     trained_to = max((r["t"] for r in steps), default=None)
     phases = [("startup", start, at[READY] or first or last, "#9aa5b1")]
     if at[READY] is not None:

@@ -64,7 +64,8 @@ def svg(width: float, height: float, body: Iterable[str], **values: object) -> s
 
 def polyline(points: Sequence[Point], **values: object) -> str:
     """A line through `points`."""
-    return element("polyline", points=" ".join(f"{x:.2f},{y:.2f}" for x, y in points), **values)
+    drawn = " ".join(f"{x:.2f},{y:.2f}" for x, y in points)
+    return element("polyline", "", points=drawn, **values)
 
 
 def ticks(scale: Scale, count: int = 5) -> list[float]:
@@ -76,7 +77,8 @@ def ticks(scale: Scale, count: int = 5) -> list[float]:
     magnitude = 10 ** math.floor(math.log10(raw))
     step = next(m * magnitude for m in (1, 2, 5, 10) if m * magnitude >= raw)
     first = (scale.low // step + (scale.low % step > 0)) * step
-    found, value = [], first
+    found: list[float] = []
+    value = first
     while value <= scale.high + 1e-9 and len(found) < 50:
         found.append(round(value, 10))
         value += step
