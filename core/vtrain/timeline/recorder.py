@@ -14,14 +14,14 @@ from __future__ import annotations
 import os
 import time
 
+from vtrain.log import logger
+from vtrain.timeline.events import EXIT, START, folder_of, line, next_attempt, replica_file
+
 # `typing` costs milliseconds at start-up; the names are for the type checker only.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
-
-from vtrain.log import logger
-from vtrain.timeline.events import EXIT, START, folder_of, line, next_attempt, replica_file
 
 FILE_VARIABLE = "VTRAIN_TIMELINE_FILE"
 SWITCH_VARIABLE = "VTRAIN_TIMELINE"
