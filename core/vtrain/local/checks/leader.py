@@ -76,6 +76,10 @@ def leader(ev: Evidence) -> list[Finding]:
     return findings
 
 
+VTRAIN_OWN = ("timeline", "tracking", "mlflow", "verdict.json", "report.html")
+"""What vtrain writes into a job's folder besides: not the job's model."""
+
+
 class ModelPlace:
     """Where the platform keeps the job's model, as this rehearsal lays it out."""
 
@@ -86,7 +90,8 @@ class ModelPlace:
             self.folder = job_dir
             self.named = f"under --job-dir ({job_dir})"
             # vtrain's own there: the disks, the replicas' logs, the metric files, its default
-            # checkpoints and TensorBoard folders (its CheckpointManager's), the folder's lock.
+            # checkpoints and TensorBoard folders (its CheckpointManager's), the folder's lock,
+            # the job's timeline, the tracked runs, the verdict and the report.
             own = [
                 os.path.join(job_dir, DISKS_FOLDER),
                 os.path.dirname(log_path(job_dir, "chief")),
@@ -94,6 +99,7 @@ class ModelPlace:
                 os.path.normpath(ev.checkpoint_dir),
                 os.path.join(job_dir, "logs"),
                 os.path.join(job_dir, LOCK_FILE),
+                *(os.path.join(job_dir, name) for name in VTRAIN_OWN),
             ]
             self.skipped = frozenset(own)
         else:
