@@ -3,7 +3,8 @@
 `vtrain local run` names each process's file (VTRAIN_TIMELINE_FILE: its replica
 and attempt). On a platform a launched trainer writes `<replica>.<attempt>.jsonl`
 in `timeline/` beside the checkpoints' folder (AIP_CHECKPOINT_DIR's parent; a
-gs:// one through its /gcs/ mount), the attempt the next free number there.
+gs:// one through its /gcs/ mount), the attempt the next free number there; where no
+AIP_CHECKPOINT_DIR is given, nothing (unless VTRAIN_TIMELINE_FILE names a file).
 VTRAIN_TIMELINE=off records nothing. A line is written whole by one append, so a
 SIGKILL loses at most the line being written; a file that cannot be written is
 said once, and the trainer goes on unrecorded.
@@ -78,8 +79,11 @@ def start_recording(
         return _current
     if environ.get(SWITCH_VARIABLE, "").strip().lower() == "off":
         return _OFF
+    # A platform that names no checkpoint folder (torchrun, Kubeflow without AIP_* folders)
+    # gives no shared place: a file on the pod's own disk would be lost with it.
+    beside = launched and bool(checkpoint_dir)
     path = environ.get(FILE_VARIABLE) or (
-        _platform_file(environ, replica, checkpoint_dir) if launched else None
+        _platform_file(environ, replica, checkpoint_dir) if beside else None
     )
     if path is None:
         return _OFF

@@ -53,3 +53,15 @@ def test_a_file_named_for_the_process_is_used_even_alone(tmp_path: Path) -> None
     named = tmp_path / "mine.jsonl"
     _run(tmp_path / "checkpoints", "alone", f"VTRAIN_TIMELINE_FILE={named}")
     assert [r["e"] for r in parse(named.read_bytes().splitlines())] == ["start", "step", "exit"]
+
+
+def test_without_a_checkpoint_folder_nothing_lands_in_the_working_folder(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT.replace("sys.argv[1]", "''"), "-", "launched"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert list(tmp_path.iterdir()) == []
