@@ -22,6 +22,9 @@ SERVES_FILE = "VTRAIN_SERVES_FILE"
 PROGRESS_FILE = "VTRAIN_PROGRESS_FILE"
 """Set by `vtrain local run` per replica: where its trainer writes its progress
 (`vtrain.progress.file`), for the live view and the straggler check."""
+TIMELINE_FILE = "VTRAIN_TIMELINE_FILE"
+"""Set by `vtrain local run` per process: the file its trainer records its timeline in
+(`vtrain.timeline.recorder`), named for its replica and attempt."""
 READER = "VTRAIN_READER"
 """This replica's place among the readers of the training and test data, ``rank/readers``;
 exported by a plugin whose replicas read otherwise than the trainers in rank order."""
@@ -29,7 +32,7 @@ FRAMEWORK_VARIABLES = "VTRAIN_FRAMEWORK_VARIABLES"
 """The framework's own variables a plugin set in this process (its `environment_prefixes`),
 comma-separated: `vtrain local run` keeps them, and this, out of a new job's replicas."""
 PLACEMENT_VARIABLES = frozenset(
-    {LEADER, LOCAL_LAUNCH, SERVES_FILE, PROGRESS_FILE, READER, FRAMEWORK_VARIABLES}
+    {LEADER, LOCAL_LAUNCH, SERVES_FILE, PROGRESS_FILE, TIMELINE_FILE, READER, FRAMEWORK_VARIABLES}
 )
 
 # Chosen by whoever starts the job, the same on every replica: not a placement variable.

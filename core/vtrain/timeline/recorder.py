@@ -17,6 +17,7 @@ import time
 
 from vtrain.log import logger
 from vtrain.timeline.events import EXIT, START, folder_of, line, next_attempt, replica_file
+from vtrain.variables import TIMELINE_FILE
 
 # `typing` costs milliseconds at start-up; the names are for the type checker only.
 TYPE_CHECKING = False
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-FILE_VARIABLE = "VTRAIN_TIMELINE_FILE"
+FILE_VARIABLE = TIMELINE_FILE
 SWITCH_VARIABLE = "VTRAIN_TIMELINE"
 
 log = logger(__name__)

@@ -34,6 +34,7 @@ PLACING = {
     "VTRAIN_READER": ["1/2"],  # the framework plugins (MXNet's workers)
     "VTRAIN_FRAMEWORK_VARIABLES": ["DMLC_ROLE,DMLC_NUM_WORKER"],  # the framework plugins
     "VTRAIN_PROGRESS_FILE": ["/tmp/vtrain-job-0/chief-0.progress"],  # `vtrain local run`
+    "VTRAIN_TIMELINE_FILE": ["/out/timeline/chief-0.2.jsonl"],  # `vtrain local run`, per run
 }
 # What a user sets to configure vtrain, whatever the job: every replica must see it.
 USER_SETTINGS = {
@@ -48,6 +49,9 @@ USER_SETTINGS = {
     "VTRAIN_STRAGGLER_FRACTION": "0.4",
     "VTRAIN_STRAGGLER_SECONDS": "20",
     "VTRAIN_TRACK": "tensorboard",  # the tracking backends
+    "VTRAIN_TRACK_RUN": "study-x-trial-3",  # `vtrain tune`'s name of a trial's run
+    "VTRAIN_VERTEX_ENDPOINT": "127.0.0.1:8080",  # the Vertex Metadata API's endpoint
+    "VTRAIN_TIMELINE": "off",  # no timeline
 }
 ROOT = Path(__file__).parents[3]
 

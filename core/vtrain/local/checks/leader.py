@@ -76,7 +76,7 @@ def leader(ev: Evidence) -> list[Finding]:
     return findings
 
 
-VTRAIN_OWN = ("timeline", "tracking", "mlflow", "verdict.json", "report.html")
+OWN_FILES = ("timeline", "tracking", "mlflow", "verdict.json", "report.html")
 """What vtrain writes into a job's folder besides: not the job's model."""
 
 
@@ -99,7 +99,7 @@ class ModelPlace:
                 os.path.normpath(ev.checkpoint_dir),
                 os.path.join(job_dir, "logs"),
                 os.path.join(job_dir, LOCK_FILE),
-                *(os.path.join(job_dir, name) for name in VTRAIN_OWN),
+                *(os.path.join(job_dir, name) for name in OWN_FILES),
             ]
             self.skipped = frozenset(own)
         else:
