@@ -61,6 +61,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "vtrain.preemption",
         "vtrain.progress",
         "vtrain.track",
+        "vtrain.trainjob",
         "vtrain.outputs",
     ),
     # The plugin contract and registry, built on all of the above.

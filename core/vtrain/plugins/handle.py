@@ -134,6 +134,10 @@ class Handle:
         from vtrain.timeline.events import READY
 
         recorder().record(READY)
+        if self.is_leader:  # Kubeflow Trainer's status endpoint, where it names one
+            from vtrain.trainjob.status_reporter import start_reporting
+
+            start_reporting(self.environ)
 
     # -- where this replica is --------------------------------------------------------------
 
@@ -459,14 +463,18 @@ class Handle:
 
     # -- progress ---------------------------------------------------------------------------
 
-    def step(self, step: int | None = None) -> None:
-        """A step of the training loop ended (`step`: its number, where the loop counts them).
+    def step(self, step: int | None = None, *, total: int | None = None) -> None:
+        """A step of the training loop ended (`step`: its number, where the loop counts them;
+        `total`: the steps it will train, for a TrainJob's progress and ETA).
 
         The watchdog and `vtrain local run`'s live view count steps from it; the plugins'
         callbacks (Keras, Lightning, XGBoost), `batches` and `save_checkpoint` mark their
         own, so only a hand-written loop calls it. A few attribute writes: no I/O.
         """
-        tracker().stepped(step, explicit=True)
+        progress = tracker()
+        progress.stepped(step, explicit=True)
+        if total is not None:
+            progress.total = total
 
     @contextlib.contextmanager
     def long(self, what: str, seconds: float) -> Iterator[None]:
@@ -550,6 +558,7 @@ class Handle:
             return False
         from vtrain import hypertune
 
+        tracker().metrics[tag or self.context.metric_tag] = value  # a TrainJob's status shows it
         track = self.__dict__.get("track")
         if track is not None and (track.attempt or track.auto):  # the script's run gets it too
             track.metrics({tag or self.context.metric_tag: value}, step=step)
@@ -609,6 +618,9 @@ class Handle:
 
         unwatch()  # no save is coming: SIGTERM stops the process at once again
         done()  # what follows (the last commit, leaving the collective) is no step
+        from vtrain.trainjob.status_reporter import stop_reporting
+
+        stop_reporting(done=ok)
         try:
             track = self.__dict__.get("track")
             if track is not None:

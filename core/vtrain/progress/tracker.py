@@ -27,6 +27,10 @@ class Tracker:
         self.pid = os.getpid()
         self.started = time.monotonic()
         self.marks = 0
+        self.total: int | None = None
+        """The steps the loop will train, where it said (`handle.step(n, total=)`, Keras' fit)."""
+        self.metrics: dict[str, float] = {}
+        """The last value of each metric the leader reported or tracked."""
         self.first: tuple[float, int] | None = None
         """When (monotonic) the first step ended, and its number."""
         self.step: int | None = None

@@ -91,6 +91,8 @@ class Track:
             # The same value at the same step twice (a callback's log and the tuning metric's
             # report of it) is one point, not two.
             seen = (record["step"], record["value"])
+            if isinstance(record["value"], float):  # the last value, for a TrainJob's status
+                tracker().metrics[record["name"]] = record["value"]
             if self._last.get(record["name"]) != seen:
                 self._last[record["name"]] = seen
                 self._put(record)

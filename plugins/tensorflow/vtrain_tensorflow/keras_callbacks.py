@@ -56,6 +56,11 @@ def progress_callback(keras: Any, track: Track | None = None) -> Any:
             self.progress = Progress(lambda: tracker().step or 0)
             self._epoch_end: Any = None
 
+        def on_train_begin(self, logs: dict[str, Any] | None = None) -> None:
+            epochs, steps = self.params.get("epochs"), self.params.get("steps")
+            if epochs and steps:  # fit's whole length, for a TrainJob's progress and ETA
+                tracker().total = int(epochs) * int(steps)
+
         def on_epoch_begin(self, epoch: int, logs: dict[str, Any] | None = None) -> None:
             self.progress.epoch_begin(epoch, self.params.get("steps"))
 

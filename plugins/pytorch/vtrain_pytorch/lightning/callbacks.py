@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import tempfile
 from typing import Any
@@ -210,7 +211,11 @@ class VtrainProgress(Callback):  # type: ignore[misc]
         """From here the steps are this callback's: a batch of `handle.batches` is none."""
         # Before the first batch is fetched: Lightning takes one ahead of the step it trains,
         # which the tracker would count as a step until the first step's mark.
-        tracker().explicit = True
+        progress = tracker()
+        progress.explicit = True
+        total = trainer.estimated_stepping_batches  # for a TrainJob's progress and ETA
+        if isinstance(total, (int, float)) and math.isfinite(total):
+            progress.total = int(total)
 
     def on_train_batch_end(
         self, trainer: Trainer, pl_module: LightningModule, outputs: Any, batch: Any, index: int
