@@ -91,10 +91,6 @@ TWINS = {
         "tests/submit/test_readme_twins.py",
         "test_the_spot_block_rehearses_a_reclaim_that_commits_and_resumes",
     ),
-    "--track mlflow --kill worker:0@9": (
-        "tests/pytorch/test_track_mlflow.py",
-        "test_a_killed_ddp_job_keeps_one_mlflow_run",
-    ),
     'vtrain.plugins.get("tensorflow").configure()': (
         "tests/core/test_readme.py",
         "test_the_keras_lines_are_the_keras_example_s",

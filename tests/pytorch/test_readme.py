@@ -6,7 +6,9 @@ import re
 from pathlib import Path
 
 import pytest
+from mlflow_reading import one_resumed_run, params, served
 from readme_blocks import Block, blocks_for, run_block
+from report_page import check_job_report
 
 
 @pytest.mark.parametrize("block", blocks_for("pytorch"), ids=str)
@@ -31,6 +33,12 @@ def test_pytorch_blocks_run_as_written(block: Block, tmp_path: Path) -> None:
         assert "replicas that train with it are expected to fail too, and restart" in output
         resumed = re.findall(r"resumed from step (\d+)", done.stdout)
         assert len(resumed) == 3 and int(resumed[0]) >= 10, output  # all three, from a checkpoint
+        (job,) = (tmp_path / "vtrain-output" / "local").iterdir()
+        if "--track mlflow" in block.text:
+            check_tracked(done.stdout, tmp_path)
+        if "--report" in block.text:  # the job's page, drawn from its timeline, in a browser
+            check_job_report(Path(done.stdout.split("report: ", 1)[1].splitlines()[0]), job)
+            assert re.search(r"^goodput \d+%: ", done.stdout, re.MULTILINE), done.stdout
     if re.search(r"^python examples/\w+/train.py", block.text, re.MULTILINE):
         assert done.stdout.count("outputs of this run:") == block.text.count("python examples/")
     if block.text.count("python examples/pytorch/train.py") == 2:  # the second starts fresh
@@ -39,9 +47,27 @@ def test_pytorch_blocks_run_as_written(block: Block, tmp_path: Path) -> None:
     if "vtrain local run" in block.text:
         assert "outputs of this job:\n  model " in done.stdout
         assert "vtrain-output/local/" in done.stdout.split("outputs of this job:")[1]
-        # The example's tracked loss goes to AIP_TENSORBOARD_LOG_DIR too: a line offers it.
-        assert "tensorboard --logdir vtrain-output/local/" in done.stdout
+        # The example's tracked loss goes to AIP_TENSORBOARD_LOG_DIR too, unless --track names
+        # other backends: a line offers it.
+        offered = "tensorboard --logdir vtrain-output/local/" in done.stdout
+        assert offered is ("--track" not in block.text), done.stdout
     if "vtrain tune" in block.text:
         assert "study SUCCEEDED" in done.stdout
         assert "outputs of the best trial" in done.stdout
         assert (tmp_path / "vtrain-output/tune/examples/pytorch/study-yaml/study.json").exists()
+
+
+def check_tracked(stdout: str, folder: Path) -> None:
+    """The killed job's one MLflow run, read over the REST API of a server that serves the
+    store the job kept, with the command its summary printed: every step once, the resume
+    marked, the params once, the tuning metric, the model."""
+    assert "tracking to an MLflow server on http://127.0.0.1:" in stdout
+    browse = stdout.split("browse them: ", 1)[1].splitlines()[0]
+    with served(browse, folder) as runs:
+        found = one_resumed_run(runs, "train_loss", list(range(1, 121)))
+        run_id = found["info"]["run_id"]
+        assert params(found)["steps"] == "120"
+        final = float(stdout.split("final loss ", 1)[1].split()[0])
+        ((step, value),) = runs.history(run_id, "loss")  # handle.report's, there too
+        assert step == 120 and value == pytest.approx(final, abs=1e-6)
+        assert "model.pt" in runs.artifacts(run_id), runs.artifacts(run_id)

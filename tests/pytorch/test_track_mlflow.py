@@ -14,32 +14,6 @@ from pathlib import Path
 import pytest
 from cluster_run import EXAMPLES, local_run
 from mlflow_reading import one_resumed_run, params, served
-from report_page import check_job_report
-
-
-def test_a_killed_ddp_job_keeps_one_mlflow_run(tmp_path: Path) -> None:
-    out = tmp_path / "job"
-    run = local_run(
-        out,
-        ["--workers", "1", "--track", "mlflow", "--kill", "worker:0@9", "--report"],
-        [str(EXAMPLES / "pytorch" / "train.py"), "--steps", "60", "--step-delay", "0.15"],
-    )
-    assert run.returncode == 0, run.output[-3000:]
-    assert "tracking to an MLflow server on http://127.0.0.1:" in run.output
-    # `--report` wrote the job's page: drawn from the same timeline, opened in a browser.
-    check_job_report(Path(run.output.split("report: ", 1)[1].splitlines()[0]), out)
-    assert "goodput " in run.output
-    browse = run.output.split("browse them: ", 1)[1].splitlines()[0]
-    with served(browse, tmp_path) as runs:
-        found = one_resumed_run(runs, "train_loss", list(range(1, 61)))
-        run_id = found["info"]["run_id"]
-        assert params(found)["steps"] == "60"
-        # handle.report's tuning metric goes to the run too.
-        ((step, value),) = runs.history(run_id, "loss")
-        assert step == 60 and value == pytest.approx(
-            float(run.last("chief-0", "final loss")), abs=1e-6
-        )
-        assert "model.pt" in runs.artifacts(run_id), runs.artifacts(run_id)
 
 
 @pytest.mark.faults  # a kill cell: `nox -s faults`; the DDP one is the default sessions'

@@ -1,9 +1,10 @@
 """A `vtrain tune` study in MLflow: one parent run, a child run per trial, reused on --resume.
 
-The PyTorch example's four-trial study runs under `vtrain tune --track mlflow`, which
-serves a tracking server of the study's own. Each trial's leader writes into the child
-run the study opened for it. The kept store is served again and read over MLflow's
-REST API; a rerun with `--resume` (every trial done) makes no new run.
+The PyTorch example's four-trial study runs under `vtrain tune --track mlflow` with
+MLFLOW_TRACKING_URI naming a real tracking server (`vtrain local run --track mlflow`'s
+own server is tests/pytorch/test_track_mlflow.py's). Each trial's leader writes into
+the child run the study opened for it; the runs are read over MLflow's REST API, and
+a rerun with `--resume` (every trial done) makes no new run.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from mlflow_reading import params, served, tags
 from report_page import check_study_report, written_report
 
 
-def tune(out: Path, *options: str) -> str:
+def tune(out: Path, uri: str, *options: str) -> str:
     done = subprocess.run(
         [
             sys.executable,
@@ -29,7 +30,7 @@ def tune(out: Path, *options: str) -> str:
         ]
         + ["--output-dir", str(out), "--track", "mlflow", *options, "--"]
         + [sys.executable, str(EXAMPLES / "pytorch" / "train.py"), "--steps", "12"],
-        env=clean_env(),
+        env=clean_env(MLFLOW_TRACKING_URI=uri),
         capture_output=True,
         text=True,
         timeout=300,
@@ -40,10 +41,13 @@ def tune(out: Path, *options: str) -> str:
 
 def test_a_study_is_a_parent_run_with_a_child_run_per_trial(tmp_path: Path) -> None:
     out = tmp_path / "study"
-    tune(out)
-    again = tune(out, "--resume")
-    browse = again.split("browse them: ", 1)[1].splitlines()[0]
+    store = tmp_path / "store"
+    browse = (
+        f"mlflow server --backend-store-uri sqlite:///{store}.db --artifacts-destination {store}"
+    )
     with served(browse, tmp_path) as runs:
+        tune(out, runs.uri)
+        tune(out, runs.uri, "--resume")
         found = runs.search()
         parents = [r for r in found if tags(r).get("vtrain.study") == "1"]
         assert len(parents) == 1, [r["info"]["run_name"] for r in found]

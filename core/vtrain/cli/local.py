@@ -275,12 +275,12 @@ def _run(args: argparse.Namespace) -> int:
             _write_verdict(os.path.join(plan.trial_dir, VERDICT_FILE), result.verdict.to_json())
             if args.verdict_json:
                 _write_verdict(args.verdict_json, result.verdict.to_json())
+            if args.job is not None:
+                _on_record(args.job, result.verdict, no_model=args.no_model)
         if args.report:
             from vtrain.report import write_report
 
             say(f"report: {write_report(plan.trial_dir)}")
-            if args.job is not None:
-                _on_record(args.job, result.verdict, no_model=args.no_model)
         sys.stdout.flush()
     except OSError:
         # Whoever read our output left (`| head`): let the interpreter's last flush go
