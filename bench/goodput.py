@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import os
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -63,7 +64,10 @@ def torchrun(args: argparse.Namespace, work: Path, kills: list[float]) -> float:
     folder = work / "torchrun"
     folder.mkdir(parents=True, exist_ok=True)
     command = [sys.executable, "-m", "torch.distributed.run", "--nnodes", "1"]
-    command += ["--nproc-per-node", "2", "--max-restarts", "100", "--master-port", "0"]
+    with socket.socket() as s:  # torchrun hands its --master-port to the workers as it is
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    command += ["--nproc-per-node", "2", "--max-restarts", "100", "--master-port", str(port)]
     command += [str(PLAIN), "--checkpoints", str(folder), *_job_flags(args)]
     began = time.monotonic()
     agent = subprocess.Popen(
