@@ -179,7 +179,8 @@ def _lane(
             + f" at {record['t'] - begin:.1f} s"
         )
         shape = (
-            element("line", x1=px, x2=px, y1=y, y2=y + LANE - 4, stroke="#1f2328", stroke_width=1.5)
+            # A tick on the bar's top edge: the bar stays visible between frequent commits.
+            element("line", x1=px, x2=px, y1=y - 2, y2=y + 6, stroke="#1f2328", stroke_width=1.5)
             if kind == "commit"
             else element(
                 "circle",
