@@ -129,7 +129,9 @@ def _check_picture(page: Any) -> None:
 
     bars = timeline.find_elements(By.CSS_SELECTOR, "rect.phase.training")
     assert bars, "a training bar"
-    for bar in bars:  # a commit's mark may cross it: most of it is green
+    for bar in bars:  # a resume's mark may sit on it: most of it is green
+        if float(bar.get_attribute("width")) < 12:
+            continue  # a few pixels: its edges' blending is all there is
         seen = colours(bar, 9)
         assert sum(_near(c, TRAINING) for c in seen) >= 5, seen
     for mark in timeline.find_elements(By.CSS_SELECTOR, "g.mark.kill path"):
