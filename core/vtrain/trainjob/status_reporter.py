@@ -49,7 +49,8 @@ class StatusReporter:
     def __init__(self, url: str, ca_file: str | None, token_file: str | None, every: float = EVERY):
         self.url = url
         self._token_file = token_file
-        self._context = ssl.create_default_context(cafile=ca_file) if ca_file else None
+        self._ca_file = ca_file
+        self._context: ssl.SSLContext | None = None  # made by the thread: a bad CA is said there
         self._every = every
         self._stop = threading.Event()
         self._failing: str | None = None
@@ -60,6 +61,7 @@ class StatusReporter:
         )
 
     def start(self) -> None:
+        """Begin posting (a daemon thread: it never holds the process up)."""
         self._thread.start()
 
     def _run(self) -> None:
@@ -100,6 +102,8 @@ class StatusReporter:
             with open(self._token_file, encoding="utf-8") as f:
                 headers["Authorization"] = f"Bearer {f.read().strip()}"
         request = urllib.request.Request(self.url, data=data, headers=headers, method="POST")
+        if self._context is None and self._ca_file:
+            self._context = ssl.create_default_context(cafile=self._ca_file)
         handlers = [urllib.request.HTTPSHandler(context=self._context)] if self._context else []
         with urllib.request.build_opener(*handlers).open(request, timeout=TIMEOUT) as answer:
             answer.read()

@@ -122,3 +122,11 @@ def test_a_server_that_is_gone_never_holds_the_loop(tmp_path: Path) -> None:
     reporter.stop(done=False)
     assert slowest < 0.1, slowest  # a mark is attribute writes: never a wait for the post
     assert reporter.posted == 0
+
+
+def test_a_missing_ca_file_is_said_and_never_raised(
+    status: StatusServer, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    reporter = StatusReporter(status.url, str(tmp_path / "no-ca.crt"), str(status.token_file))
+    assert not reporter.post()
+    assert "cannot post to the TrainJob's status" in caplog.text
