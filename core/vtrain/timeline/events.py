@@ -9,8 +9,9 @@ skips.
 
 from __future__ import annotations
 
-import json
 import re
+
+from vtrain import json_lines
 
 # `typing` costs milliseconds at start-up; the names are for the type checker only.
 TYPE_CHECKING = False
@@ -54,20 +55,12 @@ _FILE = re.compile(r"(?P<replica>[a-z]+-\d+)\.(?P<attempt>\d{1,6})\.jsonl")
 
 def line(record: Mapping[str, Any]) -> bytes:
     """One record as its line."""
-    return json.dumps(record, separators=(",", ":"), allow_nan=False).encode() + b"\n"
+    return json_lines.line(record, allow_nan=False)
 
 
 def parse(lines: Iterable[bytes]) -> list[dict[str, Any]]:
     """The records of `lines`; a torn line (its writer killed mid-write) is skipped."""
-    found = []
-    for raw in lines:
-        try:
-            record = json.loads(raw)
-        except ValueError:
-            continue
-        if isinstance(record, dict) and isinstance(record.get("t"), (int, float)) and "e" in record:
-            found.append(record)
-    return found
+    return json_lines.parse(lines, lambda r: isinstance(r.get("t"), (int, float)) and "e" in r)
 
 
 def replica_file(replica: str, attempt: int) -> str:

@@ -9,12 +9,12 @@ own views of a run overwrite a step that comes again.
 
 from __future__ import annotations
 
-import json
 import math
 import operator
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from vtrain import json_lines
 from vtrain.errors import UsageError
 
 PARAMS, METRIC, TAGS, ARTIFACT, START, RESUME, END = (
@@ -114,20 +114,12 @@ def mapping_record(kind: str, values: Mapping[str, Any], attempt: int, t: float)
 
 def line(record: Mapping[str, Any]) -> bytes:
     """One record as its line."""
-    return json.dumps(record, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+    return json_lines.line(record)
 
 
 def parse(lines: Iterable[bytes]) -> list[dict[str, Any]]:
     """The records of `lines`; a torn last line (a process killed mid-write) is skipped."""
-    found = []
-    for raw in lines:
-        try:
-            record = json.loads(raw)
-        except ValueError:
-            continue
-        if isinstance(record, dict) and "kind" in record:
-            found.append(record)
-    return found
+    return json_lines.parse(lines, lambda r: "kind" in r)
 
 
 def series(records: Iterable[Mapping[str, Any]]) -> dict[str, list[tuple[int, float, int]]]:
