@@ -32,15 +32,13 @@ from __future__ import annotations
 import logging
 import os
 import threading
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Mapping
 from http.server import HTTPServer
 from typing import Any
 
 from vtrain.context import OUTPUT_FOLDERS, output_dirs, trial_folder
-from vtrain.errors import LaunchError, MissingExtraError, Problems
+from vtrain.errors import MissingExtraError, Problems
+from vtrain.local.answers import wait_for_answer
 from vtrain.local.evidence import Evidence
 from vtrain.local.gcs_view import GCS_ROOT, View, place
 from vtrain.log import logger
@@ -177,7 +175,7 @@ class Bucket:
         thread.start()
         started = cls(uri, trial_id, job_folder, server, thread, view, storage.folder)
         try:
-            _wait(host, START_TIMEOUT)
+            wait_for_answer(f"{host}/", START_TIMEOUT, "the Cloud Storage emulator")
         except BaseException:
             started.stop()
             raise
@@ -225,23 +223,3 @@ def _handler() -> Any:
             return ok
 
     return Handler
-
-
-def _wait(host: str, timeout: float) -> None:
-    # Not through a proxy that http_proxy may name: the emulator is on this machine.
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            with opener.open(f"{host}/", timeout=2) as answer:
-                if answer.status == 200:
-                    return
-        except (urllib.error.URLError, OSError):
-            pass
-        if time.monotonic() > deadline:
-            raise LaunchError(
-                f"the Cloud Storage emulator did not answer within {timeout:.0f} s",
-                value=host,
-                expected="its health check (GET /) to answer 200",
-            )
-        time.sleep(0.05)

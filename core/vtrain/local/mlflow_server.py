@@ -16,12 +16,10 @@ import os
 import signal
 import subprocess
 import sys
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Mapping
 
 from vtrain.errors import LaunchError, MissingExtraError
+from vtrain.local.answers import wait_for_answer
 from vtrain.local.ports import reserve_ports
 from vtrain.log import logger
 from vtrain.track.backends import MLFLOW, VARIABLE, backends
@@ -98,29 +96,16 @@ class TrackingServer:
         return {URI_VARIABLE: self.uri, VARIABLE: MLFLOW}
 
     def _wait(self, timeout: float) -> None:
-        # Not through a proxy that http_proxy may name: the server is on this machine.
-        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-        deadline = time.monotonic() + timeout
-        while True:
-            if self._process.poll() is not None:
-                raise LaunchError(
-                    f"the MLflow tracking server exited with status {self._process.returncode}",
-                    value=os.path.join(self.folder, "server.log"),
-                    expected="a server that stays up (its log says why)",
-                )
-            with (
-                contextlib.suppress(urllib.error.URLError, OSError),
-                opener.open(f"{self.uri}/health", timeout=2) as answer,
-            ):
-                if answer.status == 200:
-                    return
-            if time.monotonic() > deadline:
-                raise LaunchError(
-                    f"the MLflow tracking server did not answer within {timeout:.0f} s",
-                    value=self.uri,
-                    expected="GET /health to answer 200",
-                )
-            time.sleep(0.1)
+        def gone() -> LaunchError | None:
+            if self._process.poll() is None:
+                return None
+            return LaunchError(
+                f"the MLflow tracking server exited with status {self._process.returncode}",
+                value=os.path.join(self.folder, "server.log"),
+                expected="a server that stays up (its log says why)",
+            )
+
+        wait_for_answer(f"{self.uri}/health", timeout, "the MLflow tracking server", gone=gone)
 
     def stop(self) -> None:
         """End the server and its workers; the store stays in the job's folder."""
