@@ -118,10 +118,8 @@ class StudyRuns:
     def _params(self, run: Any, values: Mapping[str, str]) -> None:
         from mlflow.entities import Param
 
-        from vtrain.track.mlflow_rules import param_updates
-
-        new = param_updates(dict(run.data.params), values, 1)
-        new = {k: v for k, v in new.items() if "/attempt-" not in k}  # a rerun's are its own
+        # A rerun logs the same values again: only those the run lacks (MLflow changes none).
+        new = {k: v for k, v in values.items() if k not in run.data.params}
         if new:
             self._mlflow.log_batch(run.info.run_id, params=[Param(k, v) for k, v in new.items()])
 
