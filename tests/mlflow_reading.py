@@ -45,7 +45,11 @@ def served(browse: str, folder: Path) -> Iterator[Runs]:
         import signal
 
         os.killpg(process.pid, signal.SIGTERM)
-        process.wait(10)
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:  # a busy machine: its workers take their time
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
 
 
 @dataclass
