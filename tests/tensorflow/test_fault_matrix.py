@@ -158,7 +158,15 @@ def test_parameter_server_cell_finishes_resumed(fault: str, policy: str, tmp_pat
     # epochs ended (a cold start past PS_KILL_AT, under load) rightly starts from nothing.
     ended = len(run.lives["chief-0"][0].ticks)
     epochs = resumed_epochs(run) or [0]
-    assert len(epochs) == 1 and epochs[0] <= ended, (ended, epochs, run.shown())
+    assert epochs[0] <= ended, (ended, epochs, run.shown())
+    if fault == "kill ps":
+        # A killed ps restarts beside the restarting coordinator. Under CI's load the
+        # coordinator once restarted twice, resuming from epochs [6, 8] (its log was cut,
+        # and 3 local runs, one under load, restarted once). Each restart must resume
+        # from a commit no older than the one before.
+        assert epochs == sorted(epochs), (ended, epochs, run.shown())
+    else:
+        assert len(epochs) == 1, (ended, epochs, run.shown())
     assert epochs[0] > 0 or ended <= LAG, (ended, epochs, run.shown())
     if fault == "preempt chief":
         # The coordinator commits where it stops, exits 143, and the restart starts there.

@@ -205,6 +205,8 @@ def run(args: argparse.Namespace) -> int:
     check_flags(vars(args), local=("job", "output", "study", "kubeconfig", "python_package"))
     delivery = _delivery(args)
     flow.check_delivery(args.platform, delivery)
+    if getattr(args, "runtime", None) is not None:
+        return _runtime(args, delivery)
     if args.job is not None:
         _refuse_build_flags(args)
         job = flow.read(args.platform, args.job, name=args.name)
@@ -226,6 +228,31 @@ def run(args: argparse.Namespace) -> int:
         # Sent, it informs only: a refusal stays the one line it is.
         _say_rehearsed(job.document)
     return sent
+
+
+def _runtime(args: argparse.Namespace, delivery: Delivery) -> int:
+    """`vtrain render kubeflow --runtime NAME`: vtrain's ClusterTrainingRuntime, alone."""
+    from vtrain.errors import Problems
+    from vtrain.submit.kubeflow.runtimes import runtime_document
+    from vtrain.submit.delivery import print_document
+
+    problems = Problems()
+    if args.platform != "kubeflow":
+        problems.bad("--runtime", "a runtime is Kubeflow Trainer's", args.runtime, "kubeflow")
+    if not delivery.dry_run:
+        problems.bad(
+            "--runtime",
+            "a cluster admin applies a ClusterTrainingRuntime, once",
+            args.runtime,
+            "vtrain render kubeflow --runtime NAME | kubectl apply -f -",
+        )
+    for name in ("job", "trainjob", "study", "framework", "argv"):
+        if getattr(args, name, None):
+            where = f"--{name}" if name != "argv" else "COMMAND"
+            problems.bad(where, "--runtime prints the runtime alone", getattr(args, name), "none")
+    problems.raise_all()
+    print_document(delivery, runtime_document(args.runtime))
+    return 0
 
 
 def _say_rehearsed(document: dict[str, Any]) -> None:

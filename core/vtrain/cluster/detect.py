@@ -10,6 +10,7 @@ from vtrain.cluster import (
     tf_config_reader,
     torch_env_reader,
     torchrun_reader,
+    trainjob_reader,
 )
 from vtrain.cluster.roles import CHIEF, PS, REDUCTION_SERVER
 from vtrain.errors import ConfigError, ConflictError, UsageError
@@ -64,12 +65,15 @@ if TYPE_CHECKING:
 #  3. torchrun: exact per-process ranks, marked by TORCHELASTIC_RUN_ID.
 #  4. env:// variables (RANK, WORLD_SIZE, MASTER_ADDR): Kubeflow PyTorchJob and
 #     XGBoostJob, or set by hand; counts and ranks, but not every address.
-#  5. Nothing: one process, the chief. KUBERNETES_* alone never means Kubeflow.
+#  5. A Kubeflow Trainer v2 node (TrainJob): vtrain's layout, the XGBoost runtime's DMLC_*,
+#     or the torch runtime's PET_* alone (a node whose command is not torchrun).
+#  6. Nothing: one process, the chief. KUBERNETES_* alone never means Kubeflow.
 SOURCES: tuple[Source, ...] = (
     cluster_spec_reader,
     tf_config_reader,
     torchrun_reader,
     torch_env_reader,
+    trainjob_reader,
 )
 
 # Set to one of the names above (or "single") to read that source and ignore the rest,

@@ -14,7 +14,7 @@ from types import MappingProxyType
 
 from vtrain.context import output_dirs
 from vtrain.local.plan import Plan, Replica
-from vtrain.local.writers import aiplatform, kubeflow, torchrun, vertex
+from vtrain.local.writers import aiplatform, kubeflow, torchrun, trainjob, vertex
 from vtrain.progress.bound import FIRST_STEP, FLOOR, LOCAL
 from vtrain.variables import FRAMEWORK_VARIABLES, PLACEMENT_VARIABLES, RESUME_FROM
 
@@ -37,6 +37,14 @@ PLATFORM_VARIABLES = frozenset(
         "ROLE_WORLD_SIZE",
         "WORKER_ADDRS",
         "WORKER_PORT",
+        # A TrainJob's node: its index, and the XGBoost runtime's and vtrain's layout.
+        "JOB_COMPLETION_INDEX",
+        "DMLC_TRACKER_URI",
+        "DMLC_TRACKER_PORT",
+        "DMLC_TASK_ID",
+        "DMLC_NUM_WORKER",
+        "VTRAIN_TRAINJOB_LAYOUT",
+        "VTRAIN_JOBSET",
         # vtrain's local base folder: each job sets its own.
         "VTRAIN_OUTPUT_DIR",
         # A parent's "single" would make every replica believe it is the chief.
@@ -51,7 +59,10 @@ PLATFORM_VARIABLES = frozenset(
     # replica into a torchrun process, a parent's VTRAIN_LEADER name another job's leader.
     | PLACEMENT_VARIABLES
 )
-PLATFORM_PREFIXES = ("AIP_", "CLOUD_ML_", "TORCHELASTIC_", "PET_")
+# KUBEFLOW_TRAINER_*: a TrainJob's status endpoint: a `--platform trainjob` rehearsal serves
+# its own, and passes it on (`replica_env`); no other replica posts to a TrainJob.
+STATUS_PREFIX = "KUBEFLOW_TRAINER_"
+PLATFORM_PREFIXES = ("AIP_", "CLOUD_ML_", "TORCHELASTIC_", "PET_", STATUS_PREFIX)
 # Chosen by whoever starts the job (the study's metric tag), not by the job's position:
 # `vtrain tune` sets it for a distributed trial, and every replica must see it.
 # The dataset variables name the job's input, the same on every replica (vtrain.data).
@@ -68,6 +79,7 @@ WRITERS: Mapping[str, Writer] = MappingProxyType(
         "vertex": vertex.variables,
         "aiplatform": aiplatform.variables,
         "kubeflow": kubeflow.variables,
+        "trainjob": trainjob.variables,
         "torchrun": torchrun.variables,
     }
 )
@@ -100,7 +112,8 @@ def replica_env(
     environ: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
     """The complete environment of replica `me` on `plan.platform` (after `restarts` restarts)."""
-    env = inherited(os.environ if environ is None else environ)
+    parent = os.environ if environ is None else environ
+    env = inherited(parent)
     # Python buffers a piped stdout until exit; a rehearsal must show lines as they come.
     env.setdefault("PYTHONUNBUFFERED", "1")
     # vtrain's own local default base: the AIP_* dirs (Vertex) win over it; elsewhere it
@@ -115,6 +128,10 @@ def replica_env(
     if plan.role_env:
         env.update(plan.role_env.get(me.role, {}))
     env.update(WRITERS[plan.platform](plan, replicas, me, restarts))
+    if plan.platform == "trainjob":
+        # The status endpoint the rehearsal serves (`vtrain.local.trainjob_status`), as the
+        # Trainer's controller sets it on every node.
+        env.update({k: v for k, v in parent.items() if k.startswith(STATUS_PREFIX)})
     if plan.output_uri and "AIP_MODEL_DIR" in env:
         # A gs:// output stays gs:// (`vtrain.local.bucket` serves it): what Vertex sets.
         env.update(output_dirs(plan.output_uri, plan.trial_id))

@@ -81,7 +81,7 @@ def run_job(
         note = Notes(output)
         try:
             serving = _serving_files()
-            bucket = server = None
+            bucket = server = status = None
             try:
                 where = ", ".join(f"{r.name} {r.address}" for r in replicas)
                 note.hold()  # written once the replicas have started (see Notes.hold)
@@ -105,6 +105,12 @@ def run_job(
                     environ, server = tracking(track, plan.trial_dir, given)
                 if server is not None:
                     note(f"note: tracking to an MLflow server on {server.uri} ({server.folder})")
+                if plan.platform == "trainjob":
+                    from vtrain.local.trainjob_status import StatusServer  # TLS: cryptography
+
+                    status = StatusServer.start(plan.trial_dir, plan.job_id)
+                    environ = {**(os.environ if environ is None else environ), **status.variables()}
+                    note(f"note: the TrainJob's status server on {status.url}")
                 evidence.no_model = no_model
                 supervisor = Supervisor(plan, replicas, output, note, environ, serving)
                 result = supervisor.run(evidence, None if plan.shared_disk else disks)
@@ -113,6 +119,8 @@ def run_job(
                 output.write(result.table())
                 if server is not None:  # where to see the runs, now that the job is over
                     output.write(f"MLflow runs: {server.folder}; browse them: {server.browse}\n")
+                if status is not None:
+                    output.write(status.summary() + "\n")
                 from vtrain.local.checks import judge  # only now: the job's start goes first
 
                 result = result.with_verdict(judge(evidence, notes))
@@ -121,6 +129,8 @@ def run_job(
                     bucket.stop()
                 if server is not None:
                     server.stop()
+                if status is not None:
+                    status.stop()
                 serving.remove()
                 disks.close()
         finally:

@@ -87,7 +87,9 @@ def machines_of(platform: str, job: Any) -> Machines:
     """The accelerators and machines document `job` asks for, as its `platform` names them."""
     if not isinstance(job, dict):
         return [], []
-    read = {"vertex": _vertex, "aiplatform": _aiplatform, "kubeflow": _kubeflow}.get(platform)
+    read = {"vertex": _vertex, "aiplatform": _aiplatform}.get(platform)
+    if platform in ("kubeflow", "trainjob"):
+        read = _kubeflow
     return read(job) if read else ([], [])
 
 

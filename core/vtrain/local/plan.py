@@ -32,7 +32,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-PLATFORMS = ("vertex", "aiplatform", "kubeflow", "torchrun")
+PLATFORMS = ("vertex", "aiplatform", "kubeflow", "trainjob", "torchrun")
 # Vertex and AI Platform restart a failing replica up to five times before the job fails.
 DEFAULT_MAX_RESTARTS = 5
 DEFAULT_GRACE_SECONDS = 5.0
@@ -214,7 +214,7 @@ class Plan(Frozen):
             )
         if use_chief and platform != "aiplatform":
             bad("--use-chief", "only AI Platform names its chief master", platform, "aiplatform")
-        if trial_id is not None and platform in ("kubeflow", "torchrun"):
+        if trial_id is not None and platform in ("kubeflow", "trainjob", "torchrun"):
             bad("--trial", "this platform has no trial id", platform, "vertex or aiplatform")
         if trial_id is not None:
             try:
@@ -278,8 +278,9 @@ class Plan(Frozen):
             use_chief=use_chief,
             trial_id=trial_id,
             max_restarts=max_restarts,
-            # torchrun restarts all its workers together when one fails; so does its rehearsal.
-            restart_job=restart_job or platform == "torchrun",
+            # torchrun restarts all its workers together when one fails, and a TrainJob's
+            # JobSet all its nodes (its failurePolicy); so do their rehearsals.
+            restart_job=restart_job or platform in ("torchrun", "trainjob"),
             kills=tuple(sorted(checked, key=lambda k: k.seconds)),
             slows=tuple(sorted(slowed, key=lambda k: k.seconds)),
             timeout=timeout,

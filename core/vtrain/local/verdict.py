@@ -21,6 +21,7 @@ PLATFORM_NAMES = {
     "vertex": "Vertex",
     "aiplatform": "AI Platform",
     "kubeflow": "Kubeflow",
+    "trainjob": "Kubeflow Trainer",
     "torchrun": "torchrun",
 }
 """How a finding names each platform of `vtrain.local.plan.PLATFORMS`."""

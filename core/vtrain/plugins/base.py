@@ -40,7 +40,11 @@ class KubeflowJob:
     training container, its roles and its variables)."""
 
     kind: str
-    """The operator's job kind: TFJob, PyTorchJob or XGBoostJob."""
+    """The operator's job kind: TFJob, PyTorchJob or XGBoostJob (the v1 API, retiring)."""
+    runtime: str = "torch-distributed"
+    """The Kubeflow Trainer v2 ClusterTrainingRuntime a TrainJob of it runs on: the Trainer's
+    own (torch-distributed, xgboost-distributed) or vtrain's (vtrain-tensorflow, vtrain-mxnet,
+    which `vtrain render kubeflow --runtime NAME` prints)."""
 
 
 class Plugin(ABC):

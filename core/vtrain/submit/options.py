@@ -64,7 +64,8 @@ class JobOptions:
     framework: str | None = None
     """The plugin whose Kubeflow job this is (its declaration names the kind)."""
     runtime: str | None = None
-    """Kubeflow Trainer v2: the ClusterTrainingRuntime of a TrainJob; None for a v1 job."""
+    """Kubeflow Trainer v2: the ClusterTrainingRuntime of a TrainJob ("": the framework's);
+    None for a v1 job."""
     namespace: str = "default"
     python_package: str | None = None
     """Vertex's pre-built containers: the package's gs:// URI, or its local folder to stage."""

@@ -41,7 +41,7 @@ class MXNetPlugin(Plugin):
     extra = "mxnet"
     requires = ("mxnet",)
     # A TFJob: its chief/worker/ps roles are the ones this plugin maps onto MXNet's.
-    kubeflow = KubeflowJob(kind="TFJob")
+    kubeflow = KubeflowJob(kind="TFJob", runtime="vtrain-mxnet")
     serving_roles = frozenset({CHIEF, PS})  # the scheduler, the servers
     # tests/mxnet/test_mxnet_job_restarts.py: a lone restarted worker waits forever.
     job_restarts = "MXNet workers cannot rejoin a running ps-lite job"

@@ -25,7 +25,7 @@ class TensorFlowPlugin(Plugin):
     extra = "tensorflow"
     requires = ("tensorflow",)
     installs = {"tf_keras": "tensorflow", "tensorboard": "tensorflow"}
-    kubeflow = KubeflowJob(kind="TFJob")
+    kubeflow = KubeflowJob(kind="TFJob", runtime="vtrain-tensorflow")
     serving_roles = frozenset({WORKER, PS})
 
     def environment(

@@ -26,7 +26,7 @@ class XGBoostPlugin(Plugin):
     name = "xgboost"
     extra = "xgboost"
     requires = ("xgboost",)
-    kubeflow = KubeflowJob(kind="XGBoostJob")
+    kubeflow = KubeflowJob(kind="XGBoostJob", runtime="xgboost-distributed")
 
     def environment(
         self, info: ClusterInfo, environ: Mapping[str, str], **options: object

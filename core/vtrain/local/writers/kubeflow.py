@@ -7,9 +7,8 @@ worker i -> i+1) on every trainer, also in a job of one. Without a manifest
 (`--platform kubeflow` alone) a replica gets both, so any framework runs; a
 rehearsed manifest (`--job`) gets exactly what its kind sets (an XGBoostJob
 adds WORKER_ADDRS and WORKER_PORT): the kind's word, `Kind.sets` in
-`vtrain.submit.kubeflow.kinds`, which the plan carries as `job_sets`. A Trainer
-v2 TrainJob on a torch runtime sets only torchrun's PET_* variables on each node
-(its command is torchrun, which derives RANK and WORLD_SIZE from them).
+`vtrain.submit.kubeflow.kinds`, which the plan carries as `job_sets`. Trainer
+v2's TrainJob is `vtrain.local.writers.trainjob`'s.
 """
 
 from __future__ import annotations
@@ -28,8 +27,6 @@ def variables(
     """Kubeflow's variables for replica `me`."""
     env: dict[str, str] = {}
     kind = plan.job_kind
-    if kind == "TrainJob":
-        return _torch_plugin(plan, replicas, me)
     # No manifest: TF_CONFIG and the trainers' variables both, so that any framework runs.
     sets = ("TF_CONFIG", "MASTER_ADDR") if plan.job_sets is None else plan.job_sets
     names = NAMES
@@ -65,16 +62,3 @@ def worker_addresses(replicas: Sequence[Replica]) -> dict[str, str]:
         hosts = [f"127.0.1.{i + 1}" for i in range(len(workers))]
     return {"WORKER_ADDRS": ",".join(hosts), "WORKER_PORT": str(workers[0].port)}
 
-
-def _torch_plugin(plan: Plan, replicas: Sequence[Replica], me: Replica) -> dict[str, str]:
-    """What Trainer v2's torch plugin sets on node `me`: node 0 is the chief, master of all."""
-    trainer = ((plan.job or {}).get("spec") or {}).get("trainer") or {}
-    chief = replicas[0]
-    return {
-        "PET_NNODES": str(len(replicas)),
-        # The torch runtime's default is "auto"; torchrun resolves it inside the node.
-        "PET_NPROC_PER_NODE": str(trainer.get("numProcPerNode", "auto")),
-        "PET_NODE_RANK": str(replicas.index(me)),
-        "PET_MASTER_ADDR": chief.address.rsplit(":", 1)[0],
-        "PET_MASTER_PORT": str(chief.port),
-    }

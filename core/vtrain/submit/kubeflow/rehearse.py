@@ -12,8 +12,10 @@ import json
 from typing import Any
 
 from vtrain.cluster.roles import CHIEF, EVALUATOR, PS, WORKER
+from vtrain.cluster.trainjob_reader import LAYOUT, layout_counts
 from vtrain.context import OUTPUT_FOLDERS, output_dirs
 from vtrain.errors import UsageError
+from vtrain.local.writers.trainjob import runtime_family
 from vtrain.submit.container_env import container_env
 from vtrain.submit.document import JobDocument
 from vtrain.submit.kubeflow import katib, trainjob
@@ -130,7 +132,8 @@ def _v1(
 
 
 def _trainjob(job: JobDocument, local: list[str], output_dir: str) -> Rehearsal:
-    """numNodes replicas of the one trainer: node 0 is the chief, the others workers."""
+    """numNodes replicas of the one trainer: node 0 is the chief, the others workers, or the
+    roles of vtrain's layout (TensorFlow, MXNet), node by node."""
     trainer = job.document["spec"].get("trainer") or {}
     nodes = int(trainer.get("numNodes") or 1)
     command = replica_command(
@@ -138,19 +141,28 @@ def _trainjob(job: JobDocument, local: list[str], output_dir: str) -> Rehearsal:
     )
     env = container_env(trainer.get("env"), source=job.source, path="spec.trainer.env")
     env |= {k: v for k, v in output_dirs(output_dir).items() if k in env}
+    counts = {CHIEF: 1, WORKER: nodes - 1, PS: 0, EVALUATOR: 0}
+    sources = {WORKER: f"{job.source}: spec.trainer.numNodes"}
+    if LAYOUT in env:
+        # `trainjob.check` has checked that the layout's nodes are numNodes.
+        counts = layout_counts(env[LAYOUT])[0]
+        sources = {role: f"{job.source}: spec.trainer.env {LAYOUT}" for role in counts}
     notes = []
-    if "numProcPerNode" not in trainer:
+    ref = job.document["spec"].get("runtimeRef") or {}
+    if runtime_family(ref.get("name"), env) == "torch" and "numProcPerNode" not in trainer:
         notes.append(
             "numProcPerNode is unset: the runtime's default (auto: one process per GPU, "
             "else per CPU) is what torchrun sees in PET_NPROC_PER_NODE"
         )
     options = dict(
-        platform="kubeflow",
-        workers=nodes - 1,
+        platform="trainjob",
+        workers=counts[WORKER],
+        ps=counts[PS],
+        evaluators=counts[EVALUATOR],
         job=job.document,
         job_kind=job.kind,
-        role_commands={CHIEF: command, WORKER: command},
-        role_env={CHIEF: env, WORKER: env},
-        sources={WORKER: f"{job.source}: spec.trainer.numNodes"},
+        role_commands=dict.fromkeys(counts, command),
+        role_env=dict.fromkeys(counts, env),
+        sources=sources,
     )
     return Rehearsal(options, notes)

@@ -17,7 +17,7 @@ from vtrain import plugins
 from vtrain.cluster.roles import CHIEF, PS, WORKER
 from vtrain.errors import VtrainError
 from vtrain.plugins.base import KubeflowJob
-from vtrain.submit.kubeflow import katib
+from vtrain.submit.kubeflow import katib, runtimes
 from vtrain.submit.kubeflow.kinds import KINDS
 from vtrain.submit.pools import COUNT_FLAGS, counts
 from vtrain.submit.problems import Problems, Rules
@@ -98,15 +98,13 @@ def declarations() -> dict[str, KubeflowJob]:
     return found
 
 
-def _framework(request: JobRequest, problems: Problems) -> None:
-    """The plugin's declared kind exists, and admits every role the job has."""
-    name = request.framework
-    assert name is not None
+def _framework_declared(name: str, problems: Problems) -> KubeflowJob | None:
+    """The plugin's Kubeflow declaration; None (and said) when it has none."""
     try:
         declared = plugins.get(name).kubeflow
     except VtrainError as e:
         problems.add(e)
-        return
+        return None
     if declared is None:
         others = " or ".join(declarations())
         problems.bad(
@@ -117,6 +115,15 @@ def _framework(request: JobRequest, problems: Problems) -> None:
             hint="--trainjob RUNTIME runs the job on a Trainer v2 runtime instead, "
             "or give the plugin a `kubeflow = KubeflowJob(kind)`",
         )
+    return declared
+
+
+def _framework(request: JobRequest, problems: Problems) -> None:
+    """The plugin's declared kind exists, and admits every role the job has."""
+    name = request.framework
+    assert name is not None
+    declared = _framework_declared(name, problems)
+    if declared is None:
         return
     kind = KINDS.get(declared.kind)
     if kind is None:
@@ -172,20 +179,28 @@ def _output_dir(value: str | None, problems: Problems) -> None:
 def _trainjob(request: JobRequest, problems: Problems) -> None:
     """`--trainjob [RUNTIME]`: refuse what a TrainJob cannot say."""
     runtime = request.trainjob
-    if not RUNTIME.fullmatch(runtime or ""):
+    if runtime and not RUNTIME.fullmatch(runtime):
         problems.bad("--trainjob", "not a runtime name", runtime, RUNTIME_SAYS)
-    if request.framework:
-        problems.bad(
-            "--framework",
-            "a TrainJob's runtime decides the framework",
-            request.framework,
-            "no --framework with --trainjob",
-            hint=f"--trainjob {runtime} names the runtime",
-        )
-    why = "a TrainJob's nodes are all trainers"
-    for flag, count in (("--ps", request.ps), ("--evaluators", request.evaluators)):
-        if count:
-            problems.bad(flag, why, count, "0 with --trainjob; --workers N gives numNodes N+1")
+    try:
+        laid = runtimes.needs_layout(runtime or "", request.framework)
+    except VtrainError as e:
+        problems.add(e)
+        return
+    if request.framework is not None:
+        _framework_declared(request.framework, problems)
+    if not laid:
+        why = "a TrainJob's nodes are all trainers, unless vtrain's layout gives them roles"
+        for flag, count in (("--ps", request.ps), ("--evaluators", request.evaluators)):
+            if count:
+                problems.bad(
+                    flag,
+                    why,
+                    count,
+                    "0 with --trainjob; --workers N gives numNodes N+1",
+                    hint="--framework tensorflow or mxnet runs every role, on vtrain's runtime",
+                )
+    else:
+        problems.ps_need_workers(request)
     # One trainer template for every node: a per-role setting has nowhere to go.
     for flag, value, all_nodes in (
         ("--worker-image", request.role_images.get(WORKER), "--image"),

@@ -1,11 +1,13 @@
 """Kubeflow Trainer v2: a TrainJob on a ClusterTrainingRuntime, built with kubeflow_trainer_api.
 
-A TrainJob has no roles: `numNodes` identical trainer nodes (the chief and
-the workers of the command line) run one image, command and env; the runtime
-it names (torch-distributed by default) supplies the framework and sets the
-torch env (PET_NNODES, PET_NPROC_PER_NODE, PET_NODE_RANK, PET_MASTER_ADDR,
-PET_MASTER_PORT) that torchrun reads. `check` reads a manifest back through
-the models and refuses any field the round trip drops.
+A TrainJob has no roles: `numNodes` identical trainer nodes run one image,
+command and env, and the runtime it names sets what each node learns
+(`vtrain.cluster.trainjob_reader` reads it). PyTorch's nodes are the chief and
+the workers, on torch-distributed (PET_*); XGBoost's on xgboost-distributed
+(DMLC_*); TensorFlow's and MXNet's are every role's, on vtrain's runtime
+(`runtimes`), and the trainer's env carries vtrain's layout, which says each
+node's role by its index. `check` reads a manifest back through the models and
+refuses any field the round trip drops, and a layout that does not fit numNodes.
 """
 
 from __future__ import annotations
@@ -14,8 +16,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from vtrain.cluster.roles import CHIEF, WORKER
-from vtrain.errors import ConfigError, Problems
+from vtrain.cluster.trainjob_reader import LAYOUT, LAYOUT_ROLES, layout_counts
+from vtrain.errors import ConfigError, Problems, VtrainError
 from vtrain.submit import sdk
+from vtrain.submit.kubeflow import runtimes
 from vtrain.submit.kubeflow.containers import command_problems
 from vtrain.submit.kubeflow.pods import output_env, placement
 from vtrain.submit.kubeflow.round_trip import round_trip_problems
@@ -24,7 +28,6 @@ from vtrain.submit.options import JobOptions
 KIND = "TrainJob"
 GROUP, VERSION, PLURAL = "trainer.kubeflow.org", "v1alpha1", "trainjobs"
 API_VERSION = f"{GROUP}/{VERSION}"
-DEFAULT_RUNTIME = "torch-distributed"
 RUNTIME_KIND = "ClusterTrainingRuntime"
 # The patch's owner, as the Trainer webhook asks every runtimePatches entry to name one.
 MANAGER = "vtrain"
@@ -53,12 +56,17 @@ def missing_from_crd(crd: Mapping[str, Any], fields: list[str]) -> list[str]:
 
 
 def render(options: JobOptions) -> tuple[str, dict[str, Any]]:
-    """(kind, manifest): a TrainJob of 1 + workers nodes on the runtime `--trainjob` names."""
+    """(kind, manifest): a TrainJob on the runtime `--trainjob` names, else the framework's:
+    1 + workers nodes, or for TensorFlow and MXNet every role's, with vtrain's layout."""
     m = sdk.kubeflow_trainer()
     chief = options.pool(CHIEF)
+    runtime = runtimes.resolved(options.runtime or "", options.framework)
+    counts = {role: options.count(role) for role in LAYOUT_ROLES}
+    laid = runtimes.needs_layout(runtime, options.framework)
+    layout = [(LAYOUT, runtimes.layout(counts))] if laid else []
     env = [
         m.IoK8sApiCoreV1EnvVar(name=k, value=v)
-        for k, v in (*options.env, *output_env(options.output_dir))
+        for k, v in (*options.env, *output_env(options.output_dir), *layout)
     ]
     place = placement(chief.machine_type, chief.accelerator, options.scheduling == "SPOT")
     resources = None
@@ -73,12 +81,12 @@ def render(options: JobOptions) -> tuple[str, dict[str, Any]]:
         command=list(options.command) or None,
         args=list(options.args) or None,
         env=env or None,
-        numNodes=options.count(CHIEF) + options.count(WORKER),
+        numNodes=sum(counts.values()) if laid else counts[CHIEF] + counts[WORKER],
         resourcesPerNode=resources,
     )
     spec = m.TrainerV1alpha1TrainJobSpec(
         runtimeRef=m.TrainerV1alpha1RuntimeRef(
-            name=options.runtime or DEFAULT_RUNTIME, kind=RUNTIME_KIND, apiGroup=GROUP
+            name=runtime, kind=RUNTIME_KIND, apiGroup=GROUP
         ),
         trainer=trainer,
         activeDeadlineSeconds=options.timeout,
@@ -167,4 +175,28 @@ def check(document: Mapping[str, Any], *, source: str) -> None:
         problems.bad(
             "spec.trainer.numNodes", "a TrainJob runs at least one node", nodes, "1 or more"
         )
+    if isinstance(trainer, Mapping):
+        _layout_problems(trainer, nodes, problems)
     problems.raise_all()
+
+
+def _layout_problems(trainer: Mapping[str, Any], nodes: int | None, problems: Problems) -> None:
+    """vtrain's layout, where the trainer carries one: valid, and one role per node."""
+    env = trainer.get("env") or []
+    text = next(
+        (e.get("value") for e in env if isinstance(e, Mapping) and e.get("name") == LAYOUT), None
+    )
+    if text is None:
+        return
+    try:
+        counts = layout_counts(str(text))[0]
+    except VtrainError as e:
+        problems.bad(f"spec.trainer.env {LAYOUT}", e.problem, text, e.expected)
+        return
+    if sum(counts.values()) != (nodes or 1):
+        problems.bad(
+            "spec.trainer.numNodes",
+            f"vtrain's layout has {sum(counts.values())} nodes",
+            nodes,
+            f"{sum(counts.values())}, a node for each role of {LAYOUT}",
+        )
