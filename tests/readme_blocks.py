@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 COMMANDS = ("bash", "python")
-SESSIONS = ("core", "pytorch", "tensorflow", "mxnet", "xgboost")
+SESSIONS = ("core", "submit", "pytorch", "tensorflow", "mxnet", "xgboost")
 
 # A fence opens a line and closes at its own indentation: a block indented in a list item
 # must not run on to the next block's closing fence, hiding that block from the tests.

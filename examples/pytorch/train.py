@@ -91,7 +91,8 @@ def main() -> None:
             loss.backward()
             optimizer.step()
             step += 1
-            handle.step(step)  # the watchdog and `vtrain local run`'s live view count it
+            # The watchdog and the live view count it; the total gives a TrainJob its progress.
+            handle.step(step, total=args.steps)
             handle.track.metrics({"train_loss": loss.item()}, step=step)
             if step % args.checkpoint_every == 0 or step == args.steps:
                 handle.save_checkpoint(step, model, optimizer)  # every trainer; the leader commits

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from cluster_run import EXAMPLES, Run, final_parameters, local_run, run_alone
+from trainjob_file import posted, read, trainjob
 
 from vtrain.track import merged, read_run
 
@@ -145,13 +146,13 @@ def test_a_worker_that_fails_leaves_the_job_at_once(tmp_path: Path) -> None:
 
 def test_a_killed_worker_resumes_from_the_last_checkpoint(tmp_path: Path) -> None:
     args = ["--epochs", "6", "--steps-per-epoch", "5"]
-    run = local_run(
-        tmp_path / "out",
-        ["--workers", "2", "--ps", "1", "--restart-job-on-worker-restart"],
-        [DIES_ONCE, *args],
-        DIE_AFTER="3",
-    )
+    # As the TrainJob `vtrain render` writes, on vtrain's MXNet runtime: its layout gives
+    # the nodes their roles (the scheduler, workers, a server); the JobSet restarts them all.
+    job = trainjob(tmp_path / "job", "mxnet", ["--workers", "2", "--ps", "1"], [DIES_ONCE, *args])
+    assert read(job)["spec"]["trainer"]["numNodes"] == 4
+    run = local_run(tmp_path / "out", job, [], DIE_AFTER="3")
     assert run.returncode == 0, run.output
+    assert "(trainjob)" in run.output and posted(run.output)
     assert "worker-0 exited with SIGKILL; restarting every replica" in run.output, run.output
     assert [int(run.last(w, "resumed from epoch")) for w in ("worker-0", "worker-1")] == [3, 3]
     first = run.params("worker-0")

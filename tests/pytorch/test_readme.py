@@ -9,6 +9,7 @@ import pytest
 from mlflow_reading import one_resumed_run, params, served
 from readme_blocks import Block, blocks_for, run_block
 from report_page import check_job_report
+from trainjob_file import STATUS
 
 
 @pytest.mark.parametrize("block", blocks_for("pytorch"), ids=str)
@@ -34,6 +35,9 @@ def test_pytorch_blocks_run_as_written(block: Block, tmp_path: Path) -> None:
         resumed = re.findall(r"resumed from step (\d+)", done.stdout)
         assert len(resumed) == 3 and int(resumed[0]) >= 10, output  # all three, from a checkpoint
         (job,) = (tmp_path / "vtrain-output" / "local").iterdir()
+        if "--trainjob" in block.text:  # rehearsed as the TrainJob: its nodes, its status
+            assert f"job {job.name} (trainjob)" in output and "PET_NPROC_PER_NODE" in output
+            assert STATUS in done.stdout and "metrics step=120, total_steps=120" in done.stdout
         if "--track mlflow" in block.text:
             check_tracked(done.stdout, tmp_path)
         if "--report" in block.text:  # the job's page, drawn from its timeline, in a browser

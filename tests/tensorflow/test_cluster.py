@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from cluster_run import EXAMPLES, clean_env, local_run
+from trainjob_file import STATUS, read, trainjob
 
 EXAMPLE = str(EXAMPLES / "keras" / "train.py")
 TRUE_WEIGHTS = [i / 8 for i in range(1, 9)]
@@ -50,8 +51,15 @@ def test_multi_worker_keras_fit_on_a_chief_and_a_worker(platform: str, tmp_path:
 
 
 def test_parameter_server_training_with_two_workers_and_a_ps(tmp_path: Path) -> None:
-    run = local_run(tmp_path / "out", ["--workers", "2", "--ps", "1"], [EXAMPLE, "--epochs", "3"])
+    # As the TrainJob `vtrain render` writes, on vtrain's TensorFlow runtime: no TF_CONFIG
+    # is written by hand; the plugin writes it from the layout each node reads back.
+    job = trainjob(
+        tmp_path / "job", "tensorflow", ["--workers", "2", "--ps", "1"], [EXAMPLE, "--epochs", "3"]
+    )
+    assert read(job)["spec"]["runtimeRef"]["name"] == "vtrain-tensorflow"
+    run = local_run(tmp_path / "out", job, [])
     assert run.returncode == 0, run.output
+    assert STATUS in run.output  # Keras' fit knows its steps: progress, then 100%
     assert weights(run, "chief-0")[:8] == pytest.approx(TRUE_WEIGHTS, abs=0.1)
     # Each server on its own replica's loopback address, as each is a machine of its own.
     served = {
@@ -94,13 +102,12 @@ def test_a_side_car_evaluator_evaluates_the_chiefs_checkpoints(tmp_path: Path) -
 
 @pytest.mark.faults  # a fault-matrix cell: `nox -s faults`
 def test_a_killed_worker_resumes_at_the_epoch_where_it_stopped(tmp_path: Path) -> None:
-    run = local_run(
-        tmp_path / "out",
-        ["--workers", "1", "--kill", "worker:0@14", "--restart-job-on-worker-restart"],
-        # About 6 s to the first epoch, then 1 s an epoch: the kill lands mid-training
-        # even if starting takes twice as long on a busy machine.
-        [EXAMPLE, "--epochs", "14", "--epoch-delay", "1"],
-    )
+    # MWMS as its TrainJob (vtrain's TensorFlow runtime: the JobSet restarts every node).
+    # About 6 s to the first epoch, then 1 s an epoch: the kill lands mid-training even if
+    # starting takes twice as long on a busy machine.
+    command = [EXAMPLE, "--epochs", "14", "--epoch-delay", "1"]
+    job = trainjob(tmp_path / "job", "tensorflow", ["--workers", "1"], command)
+    run = local_run(tmp_path / "out", [*job, "--kill", "worker:0@14"], [])
     assert run.returncode == 0, run.output
     assert "job restart 1 of" in run.output
     # The chief was stopped for the job restart, by SIGTERM or by SIGKILL after the grace.

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 import xgboost as xgb
 from cluster_run import EXAMPLES, Run, clean_env, local_run, run_alone
+from trainjob_file import posted, read, trainjob
 
 # XGBoost warns that it guesses the format of model.bst; it guesses right (UBJSON), as
 # Vertex's prediction container relies on.
@@ -35,7 +36,8 @@ def run_job(
 ) -> tuple[Run, dict[str, dict]]:
     results = tmp_path / "results"
     results.mkdir(parents=True)
-    run = local_run(tmp_path / "out", options, command or [JOB], RESULTS=str(results), **env)
+    command = [JOB] if command is None else command
+    run = local_run(tmp_path / "out", options, command, RESULTS=str(results), **env)
     found = {p.stem: json.loads(p.read_text()) for p in results.glob("*.json")}
     return run, found
 
@@ -163,12 +165,14 @@ def test_a_worker_killed_mid_training_resumes_to_the_uninterrupted_model(tmp_pat
     # Worker 0 dies after round 23 on its first run; the job restarts every replica, and
     # every one resumes from the last round the chief committed (every 5 rounds): 20, or
     # 15 if the chief was stopped while its background writer was still committing 20.
-    # The restarted chief binds its port again at once (see test_tracker_bound.py).
-    run, found = run_job(
-        tmp_path / "killed", ["--workers", "2", "--restart-job-on-worker-restart"], KILL_AT="23"
-    )
+    # The restarted chief binds its port again at once (see test_tracker_bound.py). It runs
+    # as the TrainJob `vtrain render` writes, on the Trainer's XGBoost runtime: DMLC_* alone
+    # (the JobSet restarts every node).
+    job = trainjob(tmp_path / "job", "xgboost", ["--workers", "2"], [JOB])
+    assert read(job)["spec"]["runtimeRef"]["name"] == "xgboost-distributed"
+    run, found = run_job(tmp_path / "killed", job, [], KILL_AT="23")
     assert run.returncode == 0, run.output
-    assert "restarting every replica" in run.output
+    assert "restarting every replica" in run.output and posted(run.output)
     resumed = {found[n]["resumed"] for n in RANKS}
     assert resumed in ({20}, {15}), resumed
     uninterrupted_run, uninterrupted = run_job(tmp_path / "whole", ["--workers", "2"])

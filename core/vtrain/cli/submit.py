@@ -173,7 +173,8 @@ def add_job_arguments(
     job.add_argument(
         "--framework",
         choices=frameworks,
-        help="the installed vtrain plugin whose declared job kind this is (TFJob, PyTorchJob ...)",
+        help="the installed vtrain plugin whose job this is: its Kubeflow TrainJob runtime "
+        "(--trainjob), or its v1 job kind (TFJob, PyTorchJob ...: the retiring API)",
     )
     for engine in engines:
         group = p.add_argument_group(engine.title)
@@ -233,8 +234,8 @@ def run(args: argparse.Namespace) -> int:
 def _runtime(args: argparse.Namespace, delivery: Delivery) -> int:
     """`vtrain render kubeflow --runtime NAME`: vtrain's ClusterTrainingRuntime, alone."""
     from vtrain.errors import Problems
-    from vtrain.submit.kubeflow.runtimes import runtime_document
     from vtrain.submit.delivery import print_document
+    from vtrain.submit.kubeflow.runtimes import runtime_document
 
     problems = Problems()
     if args.platform != "kubeflow":

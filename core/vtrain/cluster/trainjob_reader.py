@@ -56,9 +56,7 @@ _LAYOUT_EXPECTED = (
 
 def present(environ: Mapping[str, str]) -> bool:
     """True on a TrainJob node whose runtime described the cluster (read after the others)."""
-    return bool(
-        environ.get(LAYOUT) or all(environ.get(n) for n in TRACKER) or environ.get(PET)
-    )
+    return bool(environ.get(LAYOUT) or all(environ.get(n) for n in TRACKER) or environ.get(PET))
 
 
 def read(environ: Mapping[str, str]) -> dict[str, Any]:
@@ -70,14 +68,14 @@ def read(environ: Mapping[str, str]) -> dict[str, Any]:
     return _from_torch(environ)
 
 
-def layout_counts(text: str) -> tuple[dict[str, int], int, tuple[str, ...] | None]:
+def layout_counts(text: str) -> tuple[dict[str, int], int, tuple[str | None, ...] | None]:
     """VTRAIN_TRAINJOB_LAYOUT's role counts (in node order), port, and addresses if listed."""
-    doc = fields.mapping(LAYOUT, "", fields.parse_json(LAYOUT, text))
+    doc = fields.parse_json(LAYOUT, text)
+    if not isinstance(doc, Mapping):
+        raise ConfigError("not a JSON object", source=LAYOUT, value=doc, expected=_LAYOUT_EXPECTED)
     unknown = sorted(set(doc) - {*LAYOUT_ROLES, "port", "addresses"})
     if unknown:
-        raise ConfigError(
-            "unknown key", source=LAYOUT, value=unknown[0], expected=_LAYOUT_EXPECTED
-        )
+        raise ConfigError("unknown key", source=LAYOUT, value=unknown[0], expected=_LAYOUT_EXPECTED)
     counts = {r: fields.index(LAYOUT, r, doc.get(r, 0)) for r in LAYOUT_ROLES}
     if counts[CHIEF] != 1:
         raise ConfigError(
@@ -92,9 +90,7 @@ def layout_counts(text: str) -> tuple[dict[str, int], int, tuple[str, ...] | Non
         raise ConfigError("implausibly large", source=LAYOUT, value=total)
     port = fields.index(LAYOUT, "port", doc.get("port"))
     if not 1 <= port <= fields.MAX_PORT:
-        raise ConfigError(
-            "bad port", source=LAYOUT, path="port", value=port, expected="1 to 65535"
-        )
+        raise ConfigError("bad port", source=LAYOUT, path="port", value=port, expected="1 to 65535")
     listed = doc.get("addresses")
     addresses = None
     if listed is not None:
@@ -214,7 +210,9 @@ def _from_torch(environ: Mapping[str, str]) -> dict[str, Any]:
     return _trainers(master, nodes, rank, local_world_size=nproc)
 
 
-def _trainers(chief: str, world: int, rank: int, **process: int | None) -> dict[str, Any]:
+def _trainers(
+    chief: str, world: int, rank: int, local_world_size: int | None = None
+) -> dict[str, Any]:
     """Node 0 at `chief`, the other nodes workers whose addresses nobody gave."""
     return checked(
         NAME,
@@ -224,5 +222,5 @@ def _trainers(chief: str, world: int, rank: int, **process: int | None) -> dict[
         role=CHIEF if rank == 0 else WORKER,
         index=0 if rank == 0 else rank - 1,
         role_names={},
-        **process,
+        local_world_size=local_world_size,
     )

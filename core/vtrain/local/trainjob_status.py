@@ -48,13 +48,13 @@ class StatusServer:
         self.ca_file, cert, key = _certificates(folder)
         self.token_file = os.path.join(folder, "token")
         _private(self.token_file, secrets.token_urlsafe(32).encode())
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self._server.daemon_threads = True
+        self.http = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self.http.daemon_threads = True
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(cert, key)
-        self._server.socket = context.wrap_socket(self._server.socket, server_side=True)
+        self.http.socket = context.wrap_socket(self.http.socket, server_side=True)
         self._thread = threading.Thread(
-            target=self._server.serve_forever, name="vtrain-trainjob-status-server", daemon=True
+            target=self.http.serve_forever, name="vtrain-trainjob-status-server", daemon=True
         )
 
     @classmethod
@@ -68,7 +68,7 @@ class StatusServer:
     @property
     def url(self) -> str:
         """KUBEFLOW_TRAINER_SERVER_URL: the TrainJob's status endpoint."""
-        return f"https://127.0.0.1:{self._server.server_address[1]}{self.path}"
+        return f"https://127.0.0.1:{self.http.server_address[1]}{self.path}"
 
     def variables(self) -> dict[str, str]:
         """What the Trainer sets on every node: the URL, and the CA's and the token's files."""
@@ -103,8 +103,8 @@ class StatusServer:
         return f"TrainJob status (status.trainerStatus): {said}"
 
     def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        self.http.shutdown()
+        self.http.server_close()
 
 
 def _handler(state: StatusServer) -> type[BaseHTTPRequestHandler]:
@@ -203,4 +203,3 @@ def _certificates(folder: str) -> tuple[str, str, str]:
         key.private_bytes(pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()),
     )
     return files[0], files[1], files[2]
-

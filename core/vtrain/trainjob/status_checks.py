@@ -53,7 +53,7 @@ def problem(document: Any) -> str | None:
 
 
 def shown(status: dict[str, Any]) -> str:
-    """A trainerStatus in a line: progress, time left, metrics (as `kubectl get -o yaml` holds it)."""
+    """A trainerStatus in a line: progress, time left, metrics (as the TrainJob holds them)."""
     parts = []
     if "progressPercentage" in status:
         parts.append(f"progressPercentage {status['progressPercentage']}")

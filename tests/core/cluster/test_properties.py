@@ -79,13 +79,32 @@ variables = st.sampled_from(
         "CLOUD_ML_TRIAL_ID",
         "GROUP_RANK",
         "VTRAIN_CLUSTER_SOURCE",
+        # Kubeflow Trainer v2's nodes (the trainjob reader).
+        "PET_NODE_RANK",
+        "PET_MASTER_ADDR",
+        "PET_MASTER_PORT",
+        "DMLC_TRACKER_URI",
+        "DMLC_TRACKER_PORT",
+        "DMLC_TASK_ID",
+        "DMLC_NUM_WORKER",
+        "JOB_COMPLETION_INDEX",
+        "VTRAIN_TRAINJOB_LAYOUT",
+        "VTRAIN_JOBSET",
+        "HOSTNAME",
     ]
 )
 env_values = st.one_of(
     st.text(max_size=10),
     st.integers(-3, 40).map(str),
     specs.map(json.dumps),
-    st.sampled_from(["torchrun", "tf_config", "cluster_spec", "torch_env", "single"]),
+    st.sampled_from(["torchrun", "tf_config", "cluster_spec", "torch_env", "trainjob", "single"]),
+    st.builds(
+        lambda counts, port: json.dumps({**counts, "port": port}),
+        st.dictionaries(
+            st.sampled_from(["chief", "worker", "ps", "evaluator", "x"]), st.integers(-1, 3)
+        ),
+        st.integers(-1, 70000),
+    ),  # fmt: skip
 )
 
 

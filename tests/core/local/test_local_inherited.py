@@ -35,6 +35,9 @@ PLACING = {
     "VTRAIN_FRAMEWORK_VARIABLES": ["DMLC_ROLE,DMLC_NUM_WORKER"],  # the framework plugins
     "VTRAIN_PROGRESS_FILE": ["/tmp/vtrain-job-0/chief-0.progress"],  # `vtrain local run`
     "VTRAIN_TIMELINE_FILE": ["/out/timeline/chief-0.2.jsonl"],  # `vtrain local run`, per run
+    # A TrainJob's node: vtrain's layout (the TrainJob's env) and its JobSet (vtrain's runtime).
+    "VTRAIN_TRAINJOB_LAYOUT": ['{"chief":1,"worker":3,"port":2222}'],
+    "VTRAIN_JOBSET": ["other-job"],
 }
 # What a user sets to configure vtrain, whatever the job: every replica must see it.
 USER_SETTINGS = {

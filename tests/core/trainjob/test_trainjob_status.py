@@ -1,6 +1,6 @@
 """The leader's posts to a TrainJob's status: KEP-2779's body, over real TLS, with the token.
 
-The stand-in (tests/trainjob_status_server.py) checks each post as the Trainer's
+The stand-in (the rehearsal's, `vtrain.local.trainjob_status`) checks each post as the Trainer's
 status server does; the reporter is vtrain's own, reading this process's progress
 tracker as a training loop marks it. Then a server that refuses, and one that is
 gone: one line each, never the token, and the loop's marks unchanged.
@@ -86,7 +86,7 @@ def test_a_refusing_server_gets_one_line_without_the_token(
     said = [r.getMessage() for r in caplog.records]
     assert len([m for m in said if "cannot post" in m]) == 1, said
     assert "HTTP 422" in said[0] and "takes posts again" in said[-1]
-    assert status.token_file.read_text().strip() not in caplog.text
+    assert status.token() not in caplog.text
 
 
 def test_a_certificate_the_trainer_s_ca_did_not_sign_is_refused(

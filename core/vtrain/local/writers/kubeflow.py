@@ -61,4 +61,3 @@ def worker_addresses(replicas: Sequence[Replica]) -> dict[str, str]:
     if len(set(hosts)) < len(hosts):
         hosts = [f"127.0.1.{i + 1}" for i in range(len(workers))]
     return {"WORKER_ADDRS": ",".join(hosts), "WORKER_PORT": str(workers[0].port)}
-

@@ -26,7 +26,11 @@ if TYPE_CHECKING:
 
 TORCH, XGBOOST, VTRAIN = "torch", "xgboost", "vtrain"
 # The runtimes the Trainer ships (manifests/base/runtimes), by what they set on a node.
-_SHIPPED = {"torch-distributed": TORCH, "deepspeed-distributed": TORCH, "xgboost-distributed": XGBOOST}
+_SHIPPED = {
+    "torch-distributed": TORCH,
+    "deepspeed-distributed": TORCH,
+    "xgboost-distributed": XGBOOST,
+}
 
 
 def runtime_family(name: str | None, env: Mapping[str, str]) -> str | None:

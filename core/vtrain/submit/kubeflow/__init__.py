@@ -1,4 +1,4 @@
-"""Kubeflow: a training-operator v1 job (TFJob, PyTorchJob, XGBoostJob) or a Trainer v2 TrainJob.
+"""Kubeflow: a Trainer v2 TrainJob, or a training-operator v1 job (TFJob, PyTorchJob, XGBoostJob).
 
 `kinds` is what the operator expects of each v1 kind; a plugin's `kubeflow`
 declaration picks one (`rules` checks it and the command line). `render`
@@ -15,9 +15,10 @@ from vtrain.submit.kubeflow.rules import RULES
 
 ENGINE = Engine(
     name="kubeflow",
-    about="a training-operator job of the kind --framework's plugin declares (TFJob, "
-    "PyTorchJob, XGBoostJob), a Katib Experiment of such jobs with --study, or a Kubeflow "
-    "Trainer v2 TrainJob with --trainjob",
+    about="a Kubeflow Trainer v2 TrainJob with --trainjob, on the runtime --framework's "
+    "plugin names; without it, the training operator's v1 job of the kind the plugin "
+    "declares (TFJob, PyTorchJob, XGBoostJob: an API Kubeflow is retiring), or a Katib "
+    "Experiment of such jobs with --study",
     rules=RULES,
     title="Kubeflow",
     flags=FLAGS,

@@ -1,4 +1,4 @@
-"""Which Kubeflow Trainer runtime runs each framework, and the ClusterTrainingRuntimes vtrain brings.
+"""Which Kubeflow Trainer runtime runs each framework, and the ClusterTrainingRuntimes of vtrain.
 
 The Trainer ships torch-distributed (PyTorch, Lightning) and xgboost-distributed
 (KEP-2598); it ships none for TensorFlow or MXNet, whose chief, workers, ps and
@@ -18,14 +18,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from vtrain.cluster.roles import CHIEF
-from vtrain.submit import sdk
-from vtrain.cluster.trainjob_reader import JOBSET, LAYOUT, LAYOUT_ROLES, NODE_JOB
+from vtrain.cluster.trainjob_reader import JOBSET, LAYOUT_ROLES, NODE_JOB
 from vtrain.errors import ConfigError, Problems, UsageError
+from vtrain.submit import sdk
 from vtrain.submit.kubeflow.round_trip import round_trip_problems
 
 TORCH = "torch-distributed"
 XGBOOST = "xgboost-distributed"
-VTRAIN_RUNTIMES: Mapping[str, str] = {"vtrain-tensorflow": "tensorflow", "vtrain-mxnet": "mxnet"}
+OWN_RUNTIMES: Mapping[str, str] = {"vtrain-tensorflow": "tensorflow", "vtrain-mxnet": "mxnet"}
 """vtrain's runtimes -> the framework each is labelled for."""
 PORT = 2222
 """The port every node of vtrain's runtimes listens on (Vertex's)."""
@@ -58,7 +58,7 @@ def resolved(trainjob: str, framework: str | None) -> str:
 def needs_layout(runtime: str, framework: str | None) -> bool:
     """True when the TrainJob carries vtrain's layout: the roles of TensorFlow and MXNet, on
     vtrain's runtime or on one its cluster names otherwise."""
-    return runtime in VTRAIN_RUNTIMES or framework_runtime(framework) in VTRAIN_RUNTIMES
+    return runtime in OWN_RUNTIMES or framework_runtime(framework) in OWN_RUNTIMES
 
 
 def layout(counts: Mapping[str, int]) -> str:
@@ -69,14 +69,14 @@ def layout(counts: Mapping[str, int]) -> str:
 
 
 def runtime_document(name: str) -> dict[str, Any]:
-    """The ClusterTrainingRuntime `name` (one of VTRAIN_RUNTIMES), checked by the Trainer's models."""
-    framework = VTRAIN_RUNTIMES.get(name)
+    """The ClusterTrainingRuntime `name` (one of OWN_RUNTIMES), checked by the Trainer's models."""
+    framework = OWN_RUNTIMES.get(name)
     if framework is None:
         raise UsageError(
             "not a runtime vtrain brings",
             source="--runtime",
             value=name,
-            expected=" or ".join(VTRAIN_RUNTIMES),
+            expected=" or ".join(OWN_RUNTIMES),
             hint=f"the Trainer ships {TORCH} and {XGBOOST} itself",
         )
     env = [
@@ -137,4 +137,3 @@ def runtime_document(name: str) -> dict[str, Any]:
     )
     problems.raise_all()
     return document
-

@@ -85,9 +85,7 @@ def render(options: JobOptions) -> tuple[str, dict[str, Any]]:
         resourcesPerNode=resources,
     )
     spec = m.TrainerV1alpha1TrainJobSpec(
-        runtimeRef=m.TrainerV1alpha1RuntimeRef(
-            name=runtime, kind=RUNTIME_KIND, apiGroup=GROUP
-        ),
+        runtimeRef=m.TrainerV1alpha1RuntimeRef(name=runtime, kind=RUNTIME_KIND, apiGroup=GROUP),
         trainer=trainer,
         activeDeadlineSeconds=options.timeout,
         runtimePatches=_patches(m, options),
