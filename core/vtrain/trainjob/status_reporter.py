@@ -145,8 +145,16 @@ def start_reporting(environ: Mapping[str, str]) -> StatusReporter | None:
     _running.start()
     import atexit
 
-    atexit.register(stop_reporting, done=False)
+    atexit.register(_at_exit)
     return _running
+
+
+def _at_exit() -> None:
+    """The last post of a script that never closed its handle: done when its loop made every
+    step it said it would (its saves are behind it, as the process is ending)."""
+    progress = tracker()
+    done = progress.total is not None and (progress.step or 0) >= progress.total
+    stop_reporting(done=done)
 
 
 def stop_reporting(*, done: bool) -> None:
