@@ -171,8 +171,9 @@ class KubeServer:
     """A Kubernetes API stand-in on loopback: records every write, answers creates with 201.
 
     A read (GET) is recorded in `reads`, and answered with the object `objects` holds at its
-    path (404 without one), or with `get_status` when that is set. It holds the TrainJob CRD
-    of Kubeflow Trainer v2.2.0 from the start.
+    path (404 without one), or with `get_status` when that is set, or with the status
+    `get_statuses` holds for its path. It holds the TrainJob CRD of Kubeflow Trainer v2.2.0
+    and the torch-distributed ClusterTrainingRuntime from the start.
     """
 
     url: str
@@ -181,6 +182,7 @@ class KubeServer:
     objects: dict[str, Any] = field(default_factory=dict)
     get_status: int | None = None
     reads: list[str] = field(default_factory=list)
+    get_statuses: dict[str, int] = field(default_factory=dict)
 
 
 TRAINJOB_CRD_PATH = (
@@ -199,12 +201,22 @@ TRAINJOB_SPEC_V2_1 = (
 )
 
 
-def trainjob_crd(*spec_fields: str) -> dict[str, Any]:
-    """The TrainJob CRD of a cluster whose TrainJob spec has `spec_fields`."""
+# TrainJob's status fields in Trainer v2.1.0; v2.2.0 adds trainerStatus (gate TrainJobStatus).
+TRAINJOB_STATUS_V2_1 = ("conditions", "jobsStatus")
+
+
+def trainjob_crd(*spec_fields: str, trainer_status: bool = False) -> dict[str, Any]:
+    """The TrainJob CRD of a cluster whose TrainJob spec has `spec_fields`, and whose status
+    has trainerStatus when `trainer_status`."""
     properties = {name: {"type": "object"} for name in spec_fields}
+    status_fields = (*TRAINJOB_STATUS_V2_1, *(["trainerStatus"] if trainer_status else []))
+    status = {name: {"type": "object"} for name in status_fields}
     schema = {
         "type": "object",
-        "properties": {"spec": {"type": "object", "properties": properties}},
+        "properties": {
+            "spec": {"type": "object", "properties": properties},
+            "status": {"type": "object", "properties": status},
+        },
     }
     return {
         "apiVersion": "apiextensions.k8s.io/v1",
@@ -223,6 +235,21 @@ def trainjob_crd(*spec_fields: str) -> dict[str, Any]:
                 }
             ],
         },
+    }
+
+
+def runtime_path(name: str) -> str:
+    """Where the API server answers for the ClusterTrainingRuntime `name`."""
+    return f"/apis/trainer.kubeflow.org/v1alpha1/clustertrainingruntimes/{name}"
+
+
+def cluster_runtime(name: str) -> dict[str, Any]:
+    """A ClusterTrainingRuntime `name`, as a cluster holds it (submit reads only that it is)."""
+    return {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "ClusterTrainingRuntime",
+        "metadata": {"name": name},
+        "spec": {"mlPolicy": {"numNodes": 1}},
     }
 
 
@@ -250,7 +277,11 @@ def kube_server(tmp_path: Path) -> Iterator[KubeServer]:
             state = holder["s"]
             state.reads.append(self.path)
             found = state.objects.get(self.path)
-            status = state.get_status or (200 if found is not None else 404)
+            status = (
+                state.get_status
+                or state.get_statuses.get(self.path)
+                or (200 if found is not None else 404)
+            )
             answer = found if status == 200 else {"kind": "Status", "code": status}
             data = json.dumps(answer).encode()
             self.send_response(status)
@@ -267,8 +298,9 @@ def kube_server(tmp_path: Path) -> Iterator[KubeServer]:
     thread.start()
     state = KubeServer(url=f"http://127.0.0.1:{httpd.server_address[1]}", calls=calls)
     state.objects[TRAINJOB_CRD_PATH] = trainjob_crd(
-        *TRAINJOB_SPEC_V2_1, "runtimePatches", "activeDeadlineSeconds"
+        *TRAINJOB_SPEC_V2_1, "runtimePatches", "activeDeadlineSeconds", trainer_status=True
     )
+    state.objects[runtime_path("torch-distributed")] = cluster_runtime("torch-distributed")
     holder["s"] = state
     try:
         yield state

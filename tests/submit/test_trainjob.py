@@ -16,6 +16,7 @@ from conftest import (
     TRAINJOB_SPEC_V2_1,
     KubeServer,
     Result,
+    runtime_path,
     trainjob_crd,
     write_kubeconfig,
 )
@@ -25,6 +26,8 @@ Run = Callable[..., Result]
 NODE = str(Path(__file__).parent / "replicas" / "torch_node.py")
 IMAGE = ["--image", "gcr.io/p/t:1"]
 CMD = ["--", "torchrun", "train.py"]
+TORCH = runtime_path("torch-distributed")
+NO_STATUS = "the cluster's Kubeflow Trainer has no TrainJob status"
 
 
 def render(vtrain: Run, *extra: str) -> dict[str, Any]:
@@ -98,6 +101,9 @@ def test_the_trainjob_is_created_in_the_trainer_api_group(
     assert body == {**rendered, "metadata": {**rendered["metadata"], "namespace": "team-a"}}
     assert done.out.strip() == "team-a/TrainJob/golden"
     assert "sekret-token-123" not in done.out + done.err
+    # The CRD, then the runtime the job names, were read first; Trainer v2.2.0's CRD has status.
+    assert kube_server.reads == [TRAINJOB_CRD_PATH, TORCH]
+    assert NO_STATUS not in done.err
 
 
 def test_a_rendered_trainjob_file_is_sent_unchanged(
@@ -124,8 +130,12 @@ REFUSED = [
         "--worker-image: every node of a TrainJob runs the same trainer",
     ),
     (
-        ["--trainjob", "--framework", "pytorch", *IMAGE, *CMD],
-        "--framework: a TrainJob's runtime decides the framework",
+        ["--trainjob", "--framework", "pytorch", "--workers", "1", "--ps", "1", *IMAGE, *CMD],
+        "--ps: a TrainJob's nodes are all trainers, unless vtrain's layout gives them roles",
+    ),
+    (
+        ["--trainjob", "--framework", "tensorflow", "--ps", "1", *IMAGE, *CMD],
+        "--ps: parameter servers serve workers, and the job has none",
     ),
     (["--trainjob", "Torch_Runtime", *IMAGE, *CMD], "--trainjob: not a runtime name"),
 ]
@@ -255,27 +265,39 @@ def test_the_trainjob_checks_the_cluster_has_trainer_2_2_before_sending(
     assert kube_server.calls == []
 
 
-def test_a_trainjob_without_the_new_fields_needs_no_crd_check(
+def test_a_trainjob_without_the_new_fields_is_sent_to_trainer_2_1_with_a_note(
     vtrain: Run, kube_server: KubeServer, tmp_path: Path
 ) -> None:
-    kube_server.objects.clear()  # no Trainer at all: still nothing to check for a bare job
+    # Trainer v2.1's CRD: no v2.2.0 spec field is used, but it keeps no trainerStatus either.
+    kube_server.objects[TRAINJOB_CRD_PATH] = trainjob_crd(*TRAINJOB_SPEC_V2_1)
     config = write_kubeconfig(tmp_path / "kubeconfig", kube_server.url)
     done = vtrain(
         "submit", "kubeflow", "--name", "t", "--trainjob", "--kubeconfig", config, *IMAGE, *CMD
     )
     assert done.status == 0, done.err
-    assert kube_server.reads == [] and len(kube_server.calls) == 1
+    assert kube_server.reads == [TRAINJOB_CRD_PATH, TORCH] and len(kube_server.calls) == 1
+    (note,) = [line for line in done.err.splitlines() if NO_STATUS in line]
+    assert "has no status.trainerStatus: feature gate TrainJobStatus, Trainer v2.2.0" in note
+    assert "progress and metrics will not show in `kubectl get trainjob`; the job is sent" in note
 
 
+BARE = ["--name", "t", "--trainjob", *IMAGE, *CMD]
+
+
+@pytest.mark.parametrize(
+    "argv", [[*TARGETS["trainjob"][1], *COMMAND], BARE], ids=["v2.2-fields", "bare"]
+)
 def test_a_cluster_without_trainer_is_named(
-    vtrain: Run, kube_server: KubeServer, tmp_path: Path
+    vtrain: Run, kube_server: KubeServer, tmp_path: Path, argv: list[str]
 ) -> None:
     kube_server.objects.clear()
     config = write_kubeconfig(tmp_path / "kubeconfig", kube_server.url)
-    done = vtrain("submit", "kubeflow", *TARGETS["trainjob"][1], "--kubeconfig", config, *COMMAND)
+    done = vtrain("submit", "kubeflow", "--kubeconfig", config, *argv)
     assert done.status == 2
     assert "the cluster has no trainjobs.trainer.kubeflow.org CRD" in done.err
     assert "install Kubeflow Trainer v2.2.0 or later" in done.err and kube_server.calls == []
+    # Without the CRD, a missing runtime would only mislead: it is not asked for.
+    assert kube_server.reads == [TRAINJOB_CRD_PATH]
 
 
 def test_a_crd_the_user_may_not_read_is_said_and_the_job_sent(
@@ -287,7 +309,22 @@ def test_a_crd_the_user_may_not_read_is_said_and_the_job_sent(
     assert done.status == 0, done.err
     assert "cannot read the trainjobs.trainer.kubeflow.org CRD (403" in done.err
     assert "need Kubeflow Trainer v2.2.0 or later, which is not checked" in done.err
+    assert "cannot read the ClusterTrainingRuntime torch-distributed (403" in done.err
     assert len(kube_server.calls) == 1
+
+
+def test_a_bare_trainjob_on_an_unreadable_crd_says_the_status_is_not_checked(
+    vtrain: Run, kube_server: KubeServer, tmp_path: Path
+) -> None:
+    kube_server.get_statuses[TRAINJOB_CRD_PATH] = 403
+    config = write_kubeconfig(tmp_path / "kubeconfig", kube_server.url)
+    done = vtrain("submit", "kubeflow", "--kubeconfig", config, *BARE)
+    assert done.status == 0, done.err
+    assert (
+        "cannot read the trainjobs.trainer.kubeflow.org CRD (403 Forbidden); whether its "
+        "Trainer keeps TrainJob status is not checked" in done.err
+    )
+    assert kube_server.reads == [TRAINJOB_CRD_PATH, TORCH] and len(kube_server.calls) == 1
 
 
 def test_help_names_the_trainer_version_it_needs() -> None:

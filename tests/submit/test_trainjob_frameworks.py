@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,37 +29,48 @@ VTRAIN_HINT = (
 )
 TRAINER_HINT = "the Trainer ships it: install the runtimes of Kubeflow Trainer v2.2.0 or later"
 
-# framework, its count flags, the runtime it runs on, numNodes, vtrain's layout (None: none),
-# and the hint a cluster without the runtime is refused with.
+
+@dataclass(frozen=True)
+class Framework:
+    """One framework's TrainJob: its count flags, its runtime, numNodes, vtrain's layout (None:
+    the Trainer's runtime says each node's part), and the hint a cluster without it gets."""
+
+    name: str
+    counts: tuple[str, ...]
+    runtime: str
+    nodes: int
+    layout: dict[str, int] | None
+    hint: str
+
+    def argv(self, *extra: str) -> list[str]:
+        return ["--framework", self.name, "--trainjob", *self.counts, *JOB, *extra, *CMD]
+
+
 FRAMEWORKS = [
-    ("pytorch", ["--workers", "2"], "torch-distributed", 3, None, TRAINER_HINT),
-    ("xgboost", ["--workers", "2"], "xgboost-distributed", 3, None, TRAINER_HINT),
-    (
+    Framework("pytorch", ("--workers", "2"), "torch-distributed", 3, None, TRAINER_HINT),
+    Framework("xgboost", ("--workers", "2"), "xgboost-distributed", 3, None, TRAINER_HINT),
+    Framework(
         "tensorflow",
-        ["--workers", "2", "--ps", "1", "--evaluators", "1"],
+        ("--workers", "2", "--ps", "1", "--evaluators", "1"),
         "vtrain-tensorflow",
         5,
         {"chief": 1, "worker": 2, "ps": 1, "evaluator": 1, "port": 2222},
         VTRAIN_HINT.format("vtrain-tensorflow"),
     ),
-    (
+    Framework(
         "mxnet",
-        ["--workers", "2", "--ps", "1"],
+        ("--workers", "2", "--ps", "1"),
         "vtrain-mxnet",
         4,
         {"chief": 1, "worker": 2, "ps": 1, "port": 2222},
         VTRAIN_HINT.format("vtrain-mxnet"),
     ),
 ]
-IDS = [row[0] for row in FRAMEWORKS]
+EACH = pytest.mark.parametrize("fw", FRAMEWORKS, ids=[f.name for f in FRAMEWORKS])
 
 
-def argv(framework: str, counts: list[str], *extra: str) -> list[str]:
-    return ["--framework", framework, "--trainjob", *counts, *JOB, *extra, *CMD]
-
-
-def render(vtrain: Run, framework: str, counts: list[str]) -> dict[str, Any]:
-    done = vtrain("render", "kubeflow", *argv(framework, counts, "--format", "json"))
+def render(vtrain: Run, fw: Framework) -> dict[str, Any]:
+    done = vtrain("render", "kubeflow", *fw.argv("--format", "json"))
     assert done.status == 0, done.err
     document: dict[str, Any] = json.loads(done.out)
     return document
@@ -69,53 +81,35 @@ def submit(vtrain: Run, server: KubeServer, tmp_path: Path, *args: str) -> Resul
     return vtrain("submit", "kubeflow", "--kubeconfig", config, "--namespace", "team-a", *args)
 
 
-@pytest.mark.parametrize(
-    ("framework", "counts", "runtime", "nodes", "layout", "_"), FRAMEWORKS, ids=IDS
-)
-def test_a_framework_s_trainjob_runs_on_its_runtime(
-    vtrain: Run,
-    framework: str,
-    counts: list[str],
-    runtime: str,
-    nodes: int,
-    layout: dict[str, int] | None,
-    _: str,
-) -> None:
+@EACH
+def test_a_framework_s_trainjob_runs_on_its_runtime(vtrain: Run, fw: Framework) -> None:
     from kubeflow_trainer_api import models
 
-    document = render(vtrain, framework, counts)
+    document = render(vtrain, fw)
     job = models.TrainerV1alpha1TrainJob.from_dict(document)
     assert job is not None and job.to_dict() == document
     ref = job.spec.runtime_ref
     assert (ref.name, ref.kind, ref.api_group) == (
-        runtime,
+        fw.runtime,
         "ClusterTrainingRuntime",
         "trainer.kubeflow.org",
     )
-    assert job.spec.trainer.num_nodes == nodes
+    assert job.spec.trainer.num_nodes == fw.nodes
     env = {e.name: e.value for e in job.spec.trainer.env or []}
-    if layout is None:
+    if fw.layout is None:
         assert LAYOUT not in env, "PET_* and DMLC_* come from the Trainer's own runtime"
     else:
-        assert json.loads(env[LAYOUT]) == layout
-        assert sum(v for k, v in layout.items() if k != "port") == nodes
+        assert json.loads(env[LAYOUT]) == fw.layout
+        assert sum(v for k, v in fw.layout.items() if k != "port") == fw.nodes
 
 
-@pytest.mark.parametrize(("framework", "counts", "runtime", "_n", "_l", "_h"), FRAMEWORKS, ids=IDS)
+@EACH
 def test_a_framework_s_trainjob_is_created_where_its_runtime_is(
-    vtrain: Run,
-    kube_server: KubeServer,
-    tmp_path: Path,
-    framework: str,
-    counts: list[str],
-    runtime: str,
-    _n: int,
-    _l: Any,
-    _h: str,
+    vtrain: Run, kube_server: KubeServer, tmp_path: Path, fw: Framework
 ) -> None:
-    kube_server.objects[runtime_path(runtime)] = cluster_runtime(runtime)
-    rendered = render(vtrain, framework, counts)
-    done = submit(vtrain, kube_server, tmp_path, *argv(framework, counts))
+    kube_server.objects[runtime_path(fw.runtime)] = cluster_runtime(fw.runtime)
+    rendered = render(vtrain, fw)
+    done = submit(vtrain, kube_server, tmp_path, *fw.argv())
     assert done.status == 0, done.err
     ((method, path, body),) = kube_server.calls
     assert (method, path) == (
@@ -123,28 +117,18 @@ def test_a_framework_s_trainjob_is_created_where_its_runtime_is(
         "/apis/trainer.kubeflow.org/v1alpha1/namespaces/team-a/trainjobs",
     )
     assert body == {**rendered, "metadata": {**rendered["metadata"], "namespace": "team-a"}}
-    assert kube_server.reads == [TRAINJOB_CRD_PATH, runtime_path(runtime)]
+    assert kube_server.reads == [TRAINJOB_CRD_PATH, runtime_path(fw.runtime)]
     assert done.out.strip() == "team-a/TrainJob/fw"
 
 
-@pytest.mark.parametrize(
-    ("framework", "counts", "runtime", "_n", "_l", "hint"), FRAMEWORKS, ids=IDS
-)
+@EACH
 def test_a_framework_s_trainjob_is_refused_without_its_runtime(
-    vtrain: Run,
-    kube_server: KubeServer,
-    tmp_path: Path,
-    framework: str,
-    counts: list[str],
-    runtime: str,
-    _n: int,
-    _l: Any,
-    hint: str,
+    vtrain: Run, kube_server: KubeServer, tmp_path: Path, fw: Framework
 ) -> None:
-    kube_server.objects.pop(runtime_path(runtime), None)
-    done = submit(vtrain, kube_server, tmp_path, *argv(framework, counts))
+    kube_server.objects.pop(runtime_path(fw.runtime), None)
+    done = submit(vtrain, kube_server, tmp_path, *fw.argv())
     assert done.status == 2 and len(done.err.strip().splitlines()) == 1, done.err
-    assert f"the cluster has no ClusterTrainingRuntime {runtime}. Hint: {hint}" in done.err
+    assert f"the cluster has no ClusterTrainingRuntime {fw.runtime}. Hint: {fw.hint}" in done.err
     assert "Traceback" not in done.err
     assert kube_server.calls == []
 
@@ -165,7 +149,7 @@ def test_trainjob_runtime_names_another_runtime_and_keeps_the_framework_s_layout
     assert refused.status == 2 and "has no ClusterTrainingRuntime team-tf" in refused.err
     assert (
         "apply a ClusterTrainingRuntime team-tf, or name one the cluster has "
-        "(kubectl get clustertrainingruntimes) with --trainjob RUNTIME" in refused.err
+        "(kubectl get clustertrainingruntimes)" in refused.err
     )
     kube_server.objects[runtime_path("team-tf")] = cluster_runtime("team-tf")
     assert submit(vtrain, kube_server, tmp_path, *extra, *CMD).status == 0
@@ -176,7 +160,8 @@ def test_a_runtime_the_user_may_not_read_is_said_and_the_job_sent(
     vtrain: Run, kube_server: KubeServer, tmp_path: Path
 ) -> None:
     kube_server.get_statuses[runtime_path("vtrain-mxnet")] = 403
-    done = submit(vtrain, kube_server, tmp_path, *argv("mxnet", ["--workers", "1"]))
+    mxnet = next(f for f in FRAMEWORKS if f.name == "mxnet")
+    done = submit(vtrain, kube_server, tmp_path, *mxnet.argv())
     assert done.status == 0, done.err
     assert (
         "cannot read the ClusterTrainingRuntime vtrain-mxnet (403 Forbidden); that the cluster "

@@ -235,10 +235,11 @@ def _runtime(args: argparse.Namespace, delivery: Delivery) -> int:
     """`vtrain render kubeflow --runtime NAME`: vtrain's ClusterTrainingRuntime, alone."""
     from vtrain.errors import Problems
     from vtrain.submit.delivery import print_document
-    from vtrain.submit.kubeflow.runtimes import runtime_document
+    from vtrain.submit.engines import ENGINES
 
     problems = Problems()
-    if args.platform != "kubeflow":
+    runtime = ENGINES[args.platform].runtime
+    if runtime is None:
         problems.bad("--runtime", "a runtime is Kubeflow Trainer's", args.runtime, "kubeflow")
     if not delivery.dry_run:
         problems.bad(
@@ -252,7 +253,8 @@ def _runtime(args: argparse.Namespace, delivery: Delivery) -> int:
             where = f"--{name}" if name != "argv" else "COMMAND"
             problems.bad(where, "--runtime prints the runtime alone", getattr(args, name), "none")
     problems.raise_all()
-    print_document(delivery, runtime_document(args.runtime))
+    assert runtime is not None  # refused above
+    print_document(delivery, runtime(args.runtime))
     return 0
 
 

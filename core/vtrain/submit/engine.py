@@ -81,3 +81,6 @@ class Engine:
     """Send the job and say where it went; None: this platform is rendered only."""
     follows: bool = False
     """Whether --wait can follow a sent job to its end."""
+    runtime: Callable[[str], dict[str, Any]] | None = None
+    """The document a cluster admin applies once, by name (`--runtime NAME`: Kubeflow
+    Trainer's ClusterTrainingRuntime); None: the platform has none."""

@@ -9,7 +9,7 @@ command-line flags; `ENGINE` is all of it, as `vtrain.submit.engines` lists it.
 """
 
 from vtrain.submit.engine import Engine
-from vtrain.submit.kubeflow import manifest, rehearse, render, send
+from vtrain.submit.kubeflow import manifest, rehearse, render, runtimes, send
 from vtrain.submit.kubeflow.flags import FLAGS
 from vtrain.submit.kubeflow.rules import RULES
 
@@ -29,4 +29,5 @@ ENGINE = Engine(
     rename=manifest.rename,
     rehearse=rehearse.rehearse,
     send=send.submit,
+    runtime=runtimes.runtime_document,
 )

@@ -98,6 +98,22 @@ def declarations() -> dict[str, KubeflowJob]:
     return found
 
 
+def _runtime_declared(name: str, problems: Problems) -> None:
+    """A bare --trainjob takes the runtime the plugin names: refuse a plugin that names none."""
+    try:
+        declared = plugins.get(name).kubeflow
+    except VtrainError as e:
+        problems.add(e)
+        return
+    if declared is None:
+        problems.bad(
+            "--trainjob",
+            f"the {name} plugin names no Kubeflow Trainer runtime",
+            None,
+            "--trainjob RUNTIME, a ClusterTrainingRuntime your cluster has",
+        )
+
+
 def _framework_declared(name: str, problems: Problems) -> KubeflowJob | None:
     """The plugin's Kubeflow declaration; None (and said) when it has none."""
     try:
@@ -186,8 +202,8 @@ def _trainjob(request: JobRequest, problems: Problems) -> None:
     except VtrainError as e:
         problems.add(e)
         return
-    if request.framework is not None:
-        _framework_declared(request.framework, problems)
+    if request.framework is not None and not runtime:
+        _runtime_declared(request.framework, problems)
     if not laid:
         why = "a TrainJob's nodes are all trainers, unless vtrain's layout gives them roles"
         for flag, count in (("--ps", request.ps), ("--evaluators", request.evaluators)):

@@ -2,11 +2,14 @@
 
 A TrainJob that uses fields of Kubeflow Trainer v2.2.0 (runtimePatches,
 activeDeadlineSeconds) is sent only to a cluster whose TrainJob CRD has them:
-an API server drops a field its CRD does not know, and says nothing.
+an API server drops a field its CRD does not know, and says nothing. Nor is it
+sent to a cluster without the runtime it names: the Trainer would take the job
+and leave it pending, with only an event to say why.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from vtrain.errors import ConfigError, UsageError, VtrainError
@@ -15,12 +18,17 @@ from vtrain.redact import redact_text
 from vtrain.submit import sdk
 from vtrain.submit.delivery import Delivery
 from vtrain.submit.document import JobDocument
-from vtrain.submit.kubeflow import katib, trainjob
+from vtrain.submit.kubeflow import katib, runtimes, trainjob
 from vtrain.submit.kubeflow.kinds import GROUP, KINDS, VERSION
 from vtrain.submit.options import JobOptions
 from vtrain.submit.values import DNS_1123_LABEL, MAX_LABEL
 
 log = logger(__name__)
+# What a TrainJob's runtimeRef.kind may name, and the plural each is read by.
+RUNTIME_PLURALS = {
+    trainjob.RUNTIME_KIND: "clustertrainingruntimes",
+    "TrainingRuntime": "trainingruntimes",
+}
 
 
 def submit(job: JobDocument, options: JobOptions | None, delivery: Delivery) -> int:
@@ -70,6 +78,7 @@ def send(
         with api_client:
             if job.kind == trainjob.KIND:
                 _check_trainer(client, api_client, job)
+                _check_runtime(client, api_client, job, namespace)
             created = client.CustomObjectsApi(api_client).create_namespaced_custom_object(
                 group=group,
                 version=version,
@@ -92,27 +101,13 @@ def send(
 
 
 def _check_trainer(client: Any, api_client: Any, job: JobDocument) -> None:
-    """Refuse a TrainJob whose v2.2.0 fields the cluster's TrainJob CRD lacks."""
+    """Refuse a TrainJob whose v2.2.0 fields the cluster's TrainJob CRD lacks; say when the
+    cluster's Trainer keeps no TrainJob status."""
     fields = trainjob.fields_since_minimum(job.document)
-    if not fields:
+    crd = _trainjob_crd(client, api_client, fields)
+    if crd is None:
         return
-    try:
-        crd = client.ApiextensionsV1Api(api_client).read_custom_resource_definition(trainjob.CRD)
-    except client.ApiException as e:
-        if e.status == 404:
-            raise VtrainError(
-                f"the cluster has no {trainjob.CRD} CRD",
-                source="vtrain submit kubeflow",
-                hint=f"install Kubeflow Trainer {trainjob.MINIMUM_TRAINER} or later",
-            ) from None
-        # Reading CRDs is often an administrator's right: say what was not checked, and go on.
-        log.info(
-            f"vtrain submit: note: cannot read the {trainjob.CRD} CRD ({e.status} {e.reason}); "
-            f"{', '.join(fields)} need Kubeflow Trainer {trainjob.MINIMUM_TRAINER} or later, "
-            "which is not checked"
-        )
-        return
-    missing = trainjob.missing_from_crd(api_client.sanitize_for_serialization(crd), fields)
+    missing = trainjob.missing_from_crd(crd, fields)
     if missing:
         raise VtrainError(
             f"the cluster's TrainJob CRD has no spec.{', spec.'.join(missing)}: its Kubeflow "
@@ -124,3 +119,96 @@ def _check_trainer(client: Any, api_client: Any, job: JobDocument) -> None:
             "job without --machine-type, --accelerator, --spot and --service-account "
             "(runtimePatches) and --timeout (activeDeadlineSeconds)",
         )
+    if not _has_trainer_status(crd):
+        # The job runs all the same; only what vtrain's report posts has nowhere to show.
+        log.info(
+            "vtrain submit: note: the cluster's Kubeflow Trainer has no TrainJob status (its "
+            f"{trainjob.CRD} CRD has no status.trainerStatus: feature gate TrainJobStatus, "
+            f"Trainer {trainjob.MINIMUM_TRAINER} or later), so progress and metrics will not "
+            "show in `kubectl get trainjob`; the job is sent"
+        )
+
+
+def _trainjob_crd(client: Any, api_client: Any, fields: list[str]) -> dict[str, Any] | None:
+    """The cluster's TrainJob CRD; None (and said) where the user may not read it."""
+    try:
+        crd = client.ApiextensionsV1Api(api_client).read_custom_resource_definition(trainjob.CRD)
+    except client.ApiException as e:
+        if e.status == 404:
+            raise VtrainError(
+                f"the cluster has no {trainjob.CRD} CRD",
+                source="vtrain submit kubeflow",
+                hint=f"install Kubeflow Trainer {trainjob.MINIMUM_TRAINER} or later",
+            ) from None
+        # Reading CRDs is often an administrator's right: say what was not checked, and go on.
+        unchecked = (
+            f"{', '.join(fields)} need Kubeflow Trainer {trainjob.MINIMUM_TRAINER} or later, "
+            "which is not checked"
+            if fields
+            else "whether its Trainer keeps TrainJob status is not checked"
+        )
+        log.info(
+            f"vtrain submit: note: cannot read the {trainjob.CRD} CRD ({e.status} {e.reason}); "
+            + unchecked
+        )
+        return None
+    found: dict[str, Any] = api_client.sanitize_for_serialization(crd)
+    return found
+
+
+def _has_trainer_status(crd: Mapping[str, Any]) -> bool:
+    """True when the TrainJob CRD's v1alpha1 schema has status.trainerStatus.
+
+    A CRD of Trainer v2.2.0 or later has it whether or not the controller's TrainJobStatus
+    gate is on: only its absence can be told from the CRD.
+    """
+    return "trainerStatus" in trainjob.crd_properties(crd, "status")
+
+
+def _check_runtime(client: Any, api_client: Any, job: JobDocument, namespace: str) -> None:
+    """Refuse a TrainJob whose runtime the cluster lacks; say so where it may not be read."""
+    ref = job.document["spec"]["runtimeRef"]  # `trainjob.parse` refused a TrainJob without it
+    name, kind = ref["name"], ref.get("kind") or trainjob.RUNTIME_KIND
+    if kind not in RUNTIME_PLURALS or (ref.get("apiGroup") or trainjob.GROUP) != trainjob.GROUP:
+        return  # not a runtime kind of the Trainer's: its webhook answers for it
+    try:
+        _read_runtime(client.CustomObjectsApi(api_client), kind, name, namespace)
+    except client.ApiException as e:
+        if e.status == 404:
+            where = f" in namespace {namespace}" if kind != trainjob.RUNTIME_KIND else ""
+            raise VtrainError(
+                f"the cluster has no {kind} {name}{where}",
+                source="vtrain submit kubeflow",
+                hint=_runtime_hint(name, kind),
+            ) from None
+        # Reading runtimes may be refused, as reading CRDs is: say what was not checked, go on.
+        log.info(
+            f"vtrain submit: note: cannot read the {kind} {name} ({e.status} {e.reason}); "
+            "that the cluster has it is not checked"
+        )
+
+
+def _read_runtime(api: Any, kind: str, name: str, namespace: str) -> None:
+    """Read the runtime: cluster-wide, or a TrainingRuntime in the job's own namespace."""
+    where = {"group": trainjob.GROUP, "version": trainjob.VERSION, "plural": RUNTIME_PLURALS[kind]}
+    if kind == trainjob.RUNTIME_KIND:
+        api.get_cluster_custom_object(name=name, **where)
+    else:
+        api.get_namespaced_custom_object(namespace=namespace, name=name, **where)
+
+
+def _runtime_hint(name: str, kind: str) -> str:
+    """Who provides the runtime `name`, and how."""
+    if kind == trainjob.RUNTIME_KIND and name in runtimes.OWN_RUNTIMES:
+        return (
+            f"a cluster admin applies it: vtrain render kubeflow --runtime {name} "
+            "| kubectl apply -f -"
+        )
+    if kind == trainjob.RUNTIME_KIND and name in (runtimes.TORCH, runtimes.XGBOOST):
+        return (
+            "the Trainer ships it: install the runtimes of Kubeflow Trainer "
+            f"{trainjob.MINIMUM_TRAINER} or later"
+        )
+    return (
+        f"apply a {kind} {name}, or name one the cluster has (kubectl get {RUNTIME_PLURALS[kind]})"
+    )

@@ -46,12 +46,20 @@ def fields_since_minimum(document: Mapping[str, Any]) -> list[str]:
     return [name for name in SINCE_MINIMUM if spec.get(name) is not None]
 
 
-def missing_from_crd(crd: Mapping[str, Any], fields: list[str]) -> list[str]:
-    """The `fields` that the TrainJob CRD's schema (its v1alpha1 version) does not have."""
+def crd_properties(crd: Mapping[str, Any], part: str) -> Mapping[str, Any]:
+    """The fields of `part` (spec, status) in the TrainJob CRD's v1alpha1 schema."""
     versions = (crd.get("spec") or {}).get("versions") or []
     version: Mapping[str, Any] = next((v for v in versions if v.get("name") == VERSION), {})
     schema = (version.get("schema") or {}).get("openAPIV3Schema") or {}
-    spec = ((schema.get("properties") or {}).get("spec") or {}).get("properties") or {}
+    found: Mapping[str, Any] = ((schema.get("properties") or {}).get(part) or {}).get(
+        "properties"
+    ) or {}
+    return found
+
+
+def missing_from_crd(crd: Mapping[str, Any], fields: list[str]) -> list[str]:
+    """The `fields` that the TrainJob CRD's schema (its v1alpha1 version) does not have."""
+    spec = crd_properties(crd, "spec")
     return [name for name in fields if name not in spec]
 
 
