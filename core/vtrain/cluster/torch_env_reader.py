@@ -38,32 +38,49 @@ def platform(environ: Mapping[str, str]) -> str | None:
     return "kubeflow" if any(environ.get(m) for m in _KUBEFLOW_MARKERS) else None
 
 
-def master_address(environ: Mapping[str, str]) -> str:
-    """MASTER_ADDR:MASTER_PORT, checked."""
+def master_address(
+    environ: Mapping[str, str],
+    host_name: str = "MASTER_ADDR",
+    port_name: str = "MASTER_PORT",
+    why: str = "RANK/WORLD_SIZE are",
+) -> str:
+    """The chief's address from a host variable and a port variable (MASTER_ADDR and
+    MASTER_PORT, or a TrainJob runtime's), checked; `why` says what made them needed."""
     # Surrounding blanks are ignored, as for RANK and WORLD_SIZE (and as torch's int() does).
-    host = environ.get("MASTER_ADDR", "").strip(fields.BLANKS)
-    port = environ.get("MASTER_PORT", "").strip(fields.BLANKS)
+    host = environ.get(host_name, "").strip(fields.BLANKS)
+    port = environ.get(port_name, "").strip(fields.BLANKS)
     if not host or not port:
-        missing = " and ".join(
-            n for n, v in (("MASTER_ADDR", host), ("MASTER_PORT", port)) if not v
-        )
+        missing = " and ".join(n for n, v in ((host_name, host), (port_name, port)) if not v)
         raise ConfigError(
-            "is not set, but RANK/WORLD_SIZE are",
+            f"is not set, but {why}",
             source=missing,
-            expected="the chief's host in MASTER_ADDR and its port in MASTER_PORT",
+            expected=f"the chief's host in {host_name} and its port in {port_name}",
         )
     if not fields.is_host(host):
         # A bare IPv6 address is the one host with a ':' in it; a URL or a host:port is not one.
         if ":" not in host or not fields.is_host(f"[{host}]"):
             raise ConfigError(
                 "not a host name or IP address",
-                source="MASTER_ADDR",
+                source=host_name,
                 value=host,
                 expected="the chief's host alone, e.g. 10.0.0.1 or cmle-training-workerpool0-ab-0",
-                hint="no scheme (tcp://) and no port: the port goes in MASTER_PORT",
+                hint=f"no scheme (tcp://) and no port: the port goes in {port_name}",
             )
         host = f"[{host}]"
-    return fields.address("MASTER_ADDR:MASTER_PORT", "", f"{host}:{port}")
+    return fields.address(f"{host_name}:{port_name}", "", f"{host}:{port}")
+
+
+def rank_in_world(
+    environ: Mapping[str, str], rank_name: str, world_name: str, why: str
+) -> tuple[int, int]:
+    """(rank, world size) from two variables that `why` needs, the rank below the world."""
+    world = fields.env_required_int(environ, world_name, why, minimum=1)
+    rank = fields.env_required_int(environ, rank_name, why)
+    if world > fields.MAX_REPLICAS:
+        raise ConfigError("implausibly large", source=world_name, value=world)
+    if rank >= world:
+        raise out_of_range(rank_name, rank, world_name, world)
+    return rank, world
 
 
 def out_of_range(name: str, value: int, limit_name: str, limit: int) -> ConfigError:

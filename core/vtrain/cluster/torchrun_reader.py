@@ -13,8 +13,7 @@ from collections.abc import Mapping
 from vtrain.cluster import fields
 from vtrain.cluster.build import checked
 from vtrain.cluster.roles import CHIEF, WORKER
-from vtrain.cluster.torch_env_reader import master_address, out_of_range, platform
-from vtrain.errors import ConfigError
+from vtrain.cluster.torch_env_reader import master_address, out_of_range, platform, rank_in_world
 from vtrain.variables import LOCAL_LAUNCH
 
 # `typing` costs milliseconds at start-up; the names are for the type checker only.
@@ -39,12 +38,7 @@ def read(environ: Mapping[str, str]) -> dict[str, Any]:
     """A cluster of torchrun's processes: rank 0 is the chief."""
     marker = MARKER if MARKER in environ else LOCAL_LAUNCH
     why = f"{marker} is set, so its launcher should have set it"
-    world = fields.env_required_int(environ, "WORLD_SIZE", why, minimum=1)
-    rank = fields.env_required_int(environ, "RANK", why)
-    if world > fields.MAX_REPLICAS:
-        raise ConfigError("implausibly large", source="WORLD_SIZE", value=world)
-    if rank >= world:
-        raise out_of_range("RANK", rank, "WORLD_SIZE", world)
+    rank, world = rank_in_world(environ, "RANK", "WORLD_SIZE", why)
     local_world = fields.env_int(environ, "LOCAL_WORLD_SIZE", minimum=1)
     local_rank = fields.env_int(environ, "LOCAL_RANK")
     if local_rank is not None and local_world is not None and local_rank >= local_world:

@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from vtrain.cluster import fields
 from vtrain.cluster.build import checked
 from vtrain.cluster.roles import CHIEF, EVALUATOR, PS, WORKER
-from vtrain.cluster.torch_env_reader import out_of_range
+from vtrain.cluster.torch_env_reader import master_address, out_of_range, rank_in_world
 from vtrain.errors import ConfigError
 
 # `typing` costs milliseconds at start-up; the names are for the type checker only.
@@ -167,43 +167,15 @@ def _from_layout(environ: Mapping[str, str]) -> dict[str, Any]:
 
 def _from_tracker(environ: Mapping[str, str]) -> dict[str, Any]:
     why = "DMLC_TRACKER_URI is set (the XGBoost runtime sets it on every node)"
-    world = fields.env_required_int(environ, "DMLC_NUM_WORKER", why, minimum=1)
-    rank = fields.env_required_int(environ, "DMLC_TASK_ID", why)
-    if world > fields.MAX_REPLICAS:
-        raise ConfigError("implausibly large", source="DMLC_NUM_WORKER", value=world)
-    if rank >= world:
-        raise out_of_range("DMLC_TASK_ID", rank, "DMLC_NUM_WORKER", world)
-    host = environ.get("DMLC_TRACKER_URI", "").strip(fields.BLANKS)
-    port = fields.env_required_int(environ, "DMLC_TRACKER_PORT", why, minimum=1)
-    if not fields.is_host(host):
-        raise ConfigError(
-            "not a host name or IP address",
-            source="DMLC_TRACKER_URI",
-            value=host,
-            expected="node 0's host alone, e.g. my-job-node-0-0.my-job",
-        )
-    tracker = fields.address("DMLC_TRACKER_URI:DMLC_TRACKER_PORT", "", f"{host}:{port}")
+    rank, world = rank_in_world(environ, "DMLC_TASK_ID", "DMLC_NUM_WORKER", why)
+    tracker = master_address(environ, "DMLC_TRACKER_URI", "DMLC_TRACKER_PORT", why)
     return _trainers(tracker, world, rank)
 
 
 def _from_torch(environ: Mapping[str, str]) -> dict[str, Any]:
     why = f"{PET} is set (the torch-distributed runtime sets it on every node)"
-    nodes = fields.env_required_int(environ, "PET_NNODES", why, minimum=1)
-    rank = fields.env_required_int(environ, PET, why)
-    if nodes > fields.MAX_REPLICAS:
-        raise ConfigError("implausibly large", source="PET_NNODES", value=nodes)
-    if rank >= nodes:
-        raise out_of_range(PET, rank, "PET_NNODES", nodes)
-    host = environ.get("PET_MASTER_ADDR", "").strip(fields.BLANKS)
-    port = fields.env_required_int(environ, "PET_MASTER_PORT", why, minimum=1)
-    if not fields.is_host(host):
-        raise ConfigError(
-            "not a host name or IP address",
-            source="PET_MASTER_ADDR",
-            value=host,
-            expected="node 0's host alone, e.g. my-job-node-0-0.my-job",
-        )
-    master = fields.address("PET_MASTER_ADDR:PET_MASTER_PORT", "", f"{host}:{port}")
+    rank, nodes = rank_in_world(environ, PET, "PET_NNODES", why)
+    master = master_address(environ, "PET_MASTER_ADDR", "PET_MASTER_PORT", why)
     text = environ.get("PET_NPROC_PER_NODE", "")
     # "auto", "cpu" and "gpu" are resolved by torchrun inside the node; unknown here.
     nproc = fields.env_int(environ, "PET_NPROC_PER_NODE", minimum=1) if text.isdigit() else None

@@ -87,9 +87,8 @@ def machines_of(platform: str, job: Any) -> Machines:
     """The accelerators and machines document `job` asks for, as its `platform` names them."""
     if not isinstance(job, dict):
         return [], []
-    read = {"vertex": _vertex, "aiplatform": _aiplatform}.get(platform)
-    if platform in ("kubeflow", "trainjob"):
-        read = _kubeflow
+    readers = {"vertex": _vertex, "aiplatform": _aiplatform, "kubeflow": _kubeflow}
+    read = readers.get(platform, _kubeflow if platform == "trainjob" else None)
     return read(job) if read else ([], [])
 
 

@@ -34,19 +34,15 @@ _SHIPPED = {
 
 
 def runtime_family(name: str | None, env: Mapping[str, str]) -> str | None:
-    """What a runtime named `name` sets: torch's, XGBoost's or vtrain's variables; None: all.
+    """What a runtime named `name` sets: torch's, XGBoost's or vtrain's variables; None: not
+    known here (no manifest, or a runtime of the cluster's own), so every one that fits.
 
     A TrainJob that carries vtrain's layout (`env`, its trainer's env) runs on vtrain's
-    runtime whatever its name; other names are the Trainer's, by their framework.
+    runtime whatever its name; the Trainer's own runtimes are known by name.
     """
     if LAYOUT in env:
         return VTRAIN
-    if name is None:
-        return None
-    known = _SHIPPED.get(name)
-    if known is not None:
-        return known
-    return XGBOOST if "xgboost" in name else TORCH
+    return _SHIPPED.get(name or "")
 
 
 def variables(

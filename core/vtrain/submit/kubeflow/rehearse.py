@@ -15,7 +15,7 @@ from vtrain.cluster.roles import CHIEF, EVALUATOR, PS, WORKER
 from vtrain.cluster.trainjob_reader import LAYOUT, layout_counts
 from vtrain.context import OUTPUT_FOLDERS, output_dirs
 from vtrain.errors import UsageError
-from vtrain.local.writers.trainjob import runtime_family
+from vtrain.local.writers.trainjob import TORCH, runtime_family
 from vtrain.submit.container_env import container_env
 from vtrain.submit.document import JobDocument
 from vtrain.submit.kubeflow import katib, trainjob
@@ -148,11 +148,18 @@ def _trainjob(job: JobDocument, local: list[str], output_dir: str) -> Rehearsal:
         counts = layout_counts(env[LAYOUT])[0]
         sources = {role: f"{job.source}: spec.trainer.env {LAYOUT}" for role in counts}
     notes = []
-    ref = job.document["spec"].get("runtimeRef") or {}
-    if runtime_family(ref.get("name"), env) == "torch" and "numProcPerNode" not in trainer:
+    name = (job.document["spec"].get("runtimeRef") or {}).get("name")
+    family = runtime_family(name, env)
+    if family == TORCH and "numProcPerNode" not in trainer:
         notes.append(
             "numProcPerNode is unset: the runtime's default (auto: one process per GPU, "
             "else per CPU) is what torchrun sees in PET_NPROC_PER_NODE"
+        )
+    if family is None:
+        notes.append(
+            f"the runtime {name} is not one vtrain knows: each node gets every runtime's "
+            "variables that fit (torch-distributed's PET_*, XGBoost's DMLC_*, vtrain's layout); "
+            f"what {name} itself sets is not rehearsed"
         )
     options = dict(
         platform="trainjob",

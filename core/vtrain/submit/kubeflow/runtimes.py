@@ -32,6 +32,7 @@ PORT = 2222
 MAX_RESTARTS = 5
 """The JobSet restarts all the nodes this many times (Vertex's limit for a job)."""
 GROUP, VERSION = "trainer.kubeflow.org", "v1alpha1"
+"""Kubeflow Trainer's API group and version, the TrainJob's and the runtimes'."""
 KIND = "ClusterTrainingRuntime"
 # What the Trainer reads on a runtime: its framework, and the replicated job that trains.
 FRAMEWORK_LABEL = "trainer.kubeflow.org/framework"

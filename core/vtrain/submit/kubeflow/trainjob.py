@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from vtrain.cluster.roles import CHIEF, WORKER
-from vtrain.cluster.trainjob_reader import LAYOUT, LAYOUT_ROLES, layout_counts
+from vtrain.cluster.trainjob_reader import LAYOUT, LAYOUT_ROLES, NODE_JOB, layout_counts
 from vtrain.errors import ConfigError, Problems, VtrainError
 from vtrain.submit import sdk
 from vtrain.submit.kubeflow import runtimes
@@ -26,13 +26,12 @@ from vtrain.submit.kubeflow.round_trip import round_trip_problems
 from vtrain.submit.options import JobOptions
 
 KIND = "TrainJob"
-GROUP, VERSION, PLURAL = "trainer.kubeflow.org", "v1alpha1", "trainjobs"
+PLURAL = "trainjobs"
+# The Trainer's API group and version, and the kind of the runtime a TrainJob names: `runtimes`'.
+GROUP, VERSION, RUNTIME_KIND = runtimes.GROUP, runtimes.VERSION, runtimes.KIND
 API_VERSION = f"{GROUP}/{VERSION}"
-RUNTIME_KIND = "ClusterTrainingRuntime"
 # The patch's owner, as the Trainer webhook asks every runtimePatches entry to name one.
 MANAGER = "vtrain"
-# The JobSet's replicated job that runs the trainer nodes in the built-in runtimes.
-NODE_JOB = "node"
 CRD = f"{PLURAL}.{GROUP}"
 # The fields vtrain writes that older Trainers do not have: an API server prunes a field its
 # CRD lacks without a word, so the job would run without them.
