@@ -372,3 +372,21 @@ def test_a_trainjob_on_spot_tpu_nodes(vtrain: Run) -> None:
             "effect": "NoSchedule",
         }
     ]
+
+
+@pytest.mark.parametrize(
+    ("runtime", "said"),
+    [
+        ("torch-distributed", "numProcPerNode is unset"),
+        ("team-runtime", "the runtime team-runtime is not one vtrain knows"),
+    ],
+)
+def test_the_rehearsal_says_what_it_cannot_know_of_the_runtime(runtime: str, said: str) -> None:
+    from vtrain.submit.document import JobDocument
+    from vtrain.submit.kubeflow.rehearse import rehearse
+
+    document = trainjob(trainer={"numNodes": 2, "command": ["python", "train.py"]})
+    document["spec"]["runtimeRef"]["name"] = runtime
+    rehearsal = rehearse(JobDocument("kubeflow", "TrainJob", document, "job.yaml"), [], None, "/o")
+    assert [n for n in rehearsal.notes if said in n], rehearsal.notes
+    assert rehearsal.options["platform"] == "trainjob" and rehearsal.options["workers"] == 1

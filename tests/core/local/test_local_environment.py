@@ -259,3 +259,51 @@ def test_a_parents_source_override_does_not_reach_the_replicas() -> None:
 
     # "single" in the parent's shell would make every replica its own chief.
     assert inherited({"VTRAIN_CLUSTER_SOURCE": "single", "PATH": "/b"}) == {"PATH": "/b"}
+
+
+@pytest.mark.parametrize(
+    ("name", "env", "family"),
+    [
+        ("torch-distributed", {}, "torch"),
+        ("deepspeed-distributed", {}, "torch"),
+        ("xgboost-distributed", {}, "xgboost"),
+        ("vtrain-tensorflow", {"VTRAIN_TRAINJOB_LAYOUT": "{}"}, "vtrain"),
+        ("team-runtime", {"VTRAIN_TRAINJOB_LAYOUT": "{}"}, "vtrain"),  # the layout decides
+        ("team-xgboost", {}, None),  # not known by its name: never guessed
+        (None, {}, None),  # no manifest
+    ],
+)
+def test_a_trainjob_s_runtime_is_known_by_its_name_or_its_layout(
+    name: str | None, env: dict[str, str], family: str | None
+) -> None:
+    from vtrain.local.writers.trainjob import runtime_family
+
+    assert runtime_family(name, env) == family
+
+
+def test_a_trainjob_node_gets_its_index_and_what_its_runtime_sets() -> None:
+    job = {"spec": {"runtimeRef": {"name": "xgboost-distributed"}, "trainer": {"numNodes": 2}}}
+    xgb = envs(platform="trainjob", workers=1, job=job, job_kind="TrainJob")
+    runtime = ("DMLC_TRACKER_URI", "DMLC_TRACKER_PORT", "DMLC_TASK_ID", "DMLC_NUM_WORKER")
+    assert {
+        k: v for k, v in xgb["worker-0"].items() if k in (*runtime, "JOB_COMPLETION_INDEX")
+    } == {
+        "JOB_COMPLETION_INDEX": "1",
+        "DMLC_TRACKER_URI": "127.0.0.1",
+        "DMLC_TRACKER_PORT": "1001",
+        "DMLC_TASK_ID": "1",
+        "DMLC_NUM_WORKER": "2",
+    }
+    assert not any(k.startswith("PET_") or k == "VTRAIN_TRAINJOB_LAYOUT" for k in xgb["worker-0"])
+    # No manifest: every runtime's variables that fit, the layout with each node's address.
+    alone = envs(platform="trainjob", workers=1, ps=1)
+    layout = json.loads(alone["ps-0"]["VTRAIN_TRAINJOB_LAYOUT"])
+    assert layout == {
+        "chief": 1,
+        "worker": 1,
+        "ps": 1,
+        "port": 1001,
+        "addresses": ["127.0.0.1:1001", "127.0.0.1:1002", "127.0.0.1:1003"],
+    }
+    assert alone["ps-0"]["JOB_COMPLETION_INDEX"] == "2" and "PET_NNODES" not in alone["ps-0"]
+    assert all("leak" not in json.dumps(env) for env in (*xgb.values(), *alone.values()))
