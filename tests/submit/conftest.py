@@ -294,7 +294,8 @@ def kube_server(tmp_path: Path) -> Iterator[KubeServer]:
             pass
 
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    # shutdown() waits for the loop's next poll: 0.5 s by default, at every test's end.
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     state = KubeServer(url=f"http://127.0.0.1:{httpd.server_address[1]}", calls=calls)
     state.objects[TRAINJOB_CRD_PATH] = trainjob_crd(

@@ -171,7 +171,10 @@ class Bucket:
         except BaseException:
             server.server_close()
             raise
-        thread = threading.Thread(target=server.serve_forever, name="vtrain-gcs", daemon=True)
+        # stop() waits for the loop's next poll (0.5 s by default), at every job's end.
+        thread = threading.Thread(
+            target=server.serve_forever, args=(0.05,), name="vtrain-gcs", daemon=True
+        )
         thread.start()
         started = cls(uri, trial_id, job_folder, server, thread, view, storage.folder)
         try:

@@ -30,6 +30,8 @@ from vtrain.trainjob.status_checks import MOST_BYTES, PATH, problem, shown
 EXTRA = "local-trainjob"
 FOLDER = "trainjob-status"
 NAMESPACE = "default"
+POLL = 0.05
+"""Seconds between the server loop's checks for `stop`."""
 _log = logger(__name__)
 
 
@@ -53,8 +55,12 @@ class StatusServer:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(cert, key)
         self.http.socket = context.wrap_socket(self.http.socket, server_side=True)
+        # shutdown() waits for the loop's next poll (0.5 s by default), at every job's end.
         self._thread = threading.Thread(
-            target=self.http.serve_forever, name="vtrain-trainjob-status-server", daemon=True
+            target=self.http.serve_forever,
+            args=(POLL,),
+            name="vtrain-trainjob-status-server",
+            daemon=True,
         )
 
     @classmethod

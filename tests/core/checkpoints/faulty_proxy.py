@@ -76,7 +76,10 @@ class FaultyProxy:
         # connections at once would only have their SYNs dropped and retried a second later.
         self._upstream_slots = threading.Semaphore(4)
         self._server = _Server(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        # shutdown() waits for the loop's next poll: 0.5 s by default.
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, args=(0.05,), daemon=True
+        )
 
     @property
     def url(self) -> str:
