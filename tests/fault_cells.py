@@ -98,11 +98,13 @@ class CellRun:
         return self.lives[self.lead][-1].base
 
     def recover(self) -> float | None:
-        """Seconds from the kill to the chief's first step after its restart."""
-        last = self.lives.get(self.lead, [])
-        if self.killed_at is None or len(last) < 2 or not last[-1].ticks:
+        """Seconds from the kill to the chief's first step after its restart (the first life
+        after the first that stepped: a later restart may find nothing left to train)."""
+        lives = self.lives.get(self.lead, [])
+        stepped = [life for life in lives[1:] if life.ticks]
+        if self.killed_at is None or not stepped:
             return None
-        return last[-1].ticks[0][1] - self.killed_at
+        return stepped[0].ticks[0][1] - self.killed_at
 
     def redone(self) -> int | None:
         """Steps reached before the restart that the resumed job trained again."""
@@ -133,9 +135,11 @@ class CellRun:
         return self.committed_at - self.killed_at
 
     def shown(self) -> str:
-        """The output for an assertion's message: its last 8000 characters, without tick lines."""
+        """The output for an assertion's message: what vtrain's supervisor said (every restart
+        and its cause), then the output's last 6000 characters, without tick lines."""
         lines = [line for line in self.output.splitlines(True) if "| vtrain-tick " not in line]
-        return "".join(lines)[-8000:]
+        said = [line for line in lines if line.startswith("vtrain ")]
+        return "".join(said)[-3000:] + "\n[...]\n" + "".join(lines)[-6000:]
 
     def figures(self) -> str:
         """One line: recover, redone, commit (`-` where a figure does not apply)."""

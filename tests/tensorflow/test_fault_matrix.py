@@ -64,8 +64,9 @@ FROZEN = [
 ]
 TF_FREEZES = {**FREEZES, "freeze ps": "ps:0@{at}:STOP"}
 # A lone restart that finds its peer frozen waits to start: one restart shows it, and its
-# first-step allowance (120 s in a rehearsal) is cut to 45 s, past a loaded cold start.
-FROZEN_OPTIONS = ["--max-restarts", "1"]
+# first-step allowance (120 s in a rehearsal) is cut to 45 s, past a loaded cold start. The
+# whole job gets a second restart, for a stall as `fit` returns (STALL).
+FROZEN_OPTIONS = {"replica": ["--max-restarts", "1"], "job": ["--max-restarts", "2"]}
 FROZEN_ENV = {"VTRAIN_FIRST_STEP_SECONDS": "45"}
 FROZEN_CHECK = {
     "timeout": TIMEOUT,
@@ -76,6 +77,11 @@ FROZEN_CHECK = {
     "every": EVERY,
     "settle_within": 120.0,
 }
+# TensorFlow can stall as `fit` returns, in a restarted job under CI's load: the main thread
+# deletes a traced function (AtomicFunction.__del__, context.remove_function) and never comes
+# back, MWMS and ParameterServerStrategy alike. The watchdog finds it and exits 75, and the
+# restart resumes from the last commit: a later restart is allowed when that is its cause.
+STALL = "was stuck (no progress for "
 MWMS_CELLS = [
     ("kill worker", "replica"),
     ("kill chief", "replica"),
@@ -106,7 +112,7 @@ def frozen_cell(out: Path, fault: str, policy: str) -> CellRun:
     """A frozen cell's run (bench/hangs.py runs them too): a frozen ps under
     ParameterServerStrategy, a frozen chief or worker under MWMS."""
     layout = PS if fault == "freeze ps" else ["--workers", "1"]
-    return cell(out, layout, TF_FREEZES[fault], policy, *FROZEN_OPTIONS, **FROZEN_ENV)[0]
+    return cell(out, layout, TF_FREEZES[fault], policy, *FROZEN_OPTIONS[policy], **FROZEN_ENV)[0]
 
 
 def weights(run: CellRun, replica: str) -> list[float]:
@@ -124,6 +130,21 @@ def resumed_epochs(run: CellRun) -> list[int]:
             r"^chief-0 *\| vtrain: resumed from .* \((\d+) done\)$", run.output, re.M
         )
     ]
+
+
+def stall_restarts(run: CellRun) -> int:
+    """How many restarts the watchdog's finding of a stall caused (STALL)."""
+    said = [ln for ln in run.output.splitlines() if ln.startswith("vtrain ")]
+    return sum(
+        STALL in ln and ("restarting every replica" in ln or "; restart " in ln) for ln in said
+    )
+
+
+def resumes_allowed(run: CellRun, epochs: list[int], fault_resumes: int = 1) -> None:
+    """The fault's own resumes, plus one per stall the watchdog found; each from a commit no
+    older than the one before."""
+    assert epochs == sorted(epochs), (epochs, run.shown())
+    assert len(epochs) <= fault_resumes + stall_restarts(run), (epochs, run.shown())
 
 
 def finished(run: CellRun, fault: str, policy: str, took: float) -> None:
@@ -162,11 +183,10 @@ def test_parameter_server_cell_finishes_resumed(fault: str, policy: str, tmp_pat
     if fault == "kill ps":
         # A killed ps restarts beside the restarting coordinator. Under CI's load the
         # coordinator once restarted twice, resuming from epochs [6, 8] (its log was cut,
-        # and 3 local runs, one under load, restarted once). Each restart must resume
-        # from a commit no older than the one before.
+        # and 3 local runs, one under load, restarted once).
         assert epochs == sorted(epochs), (ended, epochs, run.shown())
     else:
-        assert len(epochs) == 1, (ended, epochs, run.shown())
+        resumes_allowed(run, epochs)
     assert epochs[0] > 0 or ended <= LAG, (ended, epochs, run.shown())
     if fault == "preempt chief":
         # The coordinator commits where it stops, exits 143, and the restart starts there.
@@ -198,7 +218,7 @@ def test_multi_worker_cell_finishes_resumed(fault: str, policy: str, tmp_path: P
         then = f"{peer} exited with 1, as expected after {killed}'s kill; restart 1 of"
         assert then in run.output, run.shown()
         assert "job restart" not in run.output
-    assert len(resumed_epochs(run)) <= 1
+    resumes_allowed(run, resumed_epochs(run))
     assert weights(run, "worker-0") == weights(run, "chief-0")
 
 
@@ -210,7 +230,8 @@ def test_multi_worker_cell_finishes_resumed(fault: str, policy: str, tmp_path: P
 def test_frozen_cell_resumes_or_stops_with_a_reason(
     layout: list[str], fault: str, policy: str, tmp_path: Path
 ) -> None:
-    run, took = cell(tmp_path, layout, TF_FREEZES[fault], policy, *FROZEN_OPTIONS, **FROZEN_ENV)
+    options = FROZEN_OPTIONS[policy]
+    run, took = cell(tmp_path, layout, TF_FREEZES[fault], policy, *options, **FROZEN_ENV)
     name = "tf ps" if layout == PS else "keras mwms"
     print(
         f"\n{name} | {fault} | {policy}: {run.figures()}; ended {took:.1f} s after; "
@@ -221,6 +242,8 @@ def test_frozen_cell_resumes_or_stops_with_a_reason(
     # fails the survivor (exit 1) before its watchdog's 20 s.
     check_frozen(run, policy, watchdog=layout == PS, **FROZEN_CHECK)
     if policy == "job":
+        # The freeze's restart; any other only for a stall the watchdog found.
+        assert len(run.lives["chief-0"]) - 1 - stall_restarts(run) <= 1, run.shown()
         assert weights(run, "chief-0")[:8] == pytest.approx(TRUE_WEIGHTS, abs=0.1)
         if layout != PS:
             assert weights(run, "worker-0") == weights(run, "chief-0")

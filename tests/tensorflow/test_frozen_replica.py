@@ -30,9 +30,8 @@ pytestmark = pytest.mark.timeout(400)
 
 def test_a_frozen_worker_is_found_and_the_job_resumes(tmp_path: Path) -> None:
     layout = ["--workers", "1"]
-    run, took = cell(
-        tmp_path, layout, TF_FREEZES["freeze worker"], "job", *FROZEN_OPTIONS, **FROZEN_ENV
-    )
+    freeze = TF_FREEZES["freeze worker"]
+    run, took = cell(tmp_path, layout, freeze, "job", *FROZEN_OPTIONS["job"], **FROZEN_ENV)
     print(f"\nkeras mwms | freeze worker | job: {run.figures()}; ended {took:.1f} s after")
     check_frozen(run, "job", watchdog=False, **FROZEN_CHECK)
     assert "worker-0 stopped (SIGKILL)" in run.output, run.shown()  # the hung machine, deleted
