@@ -19,6 +19,8 @@ nox.options.parallel = 2
 nox.options.allow_parallel = True
 
 CONSTRAINTS = ("-c", "tests/constraints.txt")
+# The documentation site's builder, its theme and the API reference from the docstrings.
+DOCS = ("mkdocs", "mkdocs-material", "mkdocstrings[python]")
 
 # framework -> the extras its session installs, test-only packages, and the test folders.
 # Each framework plugin adds its row; MXNet gets a row of its own because it needs numpy<1.24.
@@ -75,12 +77,16 @@ def fuzz(session: nox.Session) -> None:
 @nox.session
 def lint(session: nox.Session) -> None:
     """ruff (the linter and the formatter's check) on everything, mypy (strict) on the core and
-    the plugins."""
+    the plugins, and the documentation site built strict (no broken link, page or reference)."""
     # The optional pieces the core imports lazily, so that mypy sees the same code CI runs.
-    session.install(*CONSTRAINTS, "ruff", "mypy", "-e", ".[gcs,tune,bigquery]")
+    session.install(*CONSTRAINTS, "ruff", "mypy", "-e", ".[gcs,tune,bigquery]", *DOCS)
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
     session.run("mypy")
+    # Material's notice of its successor is no finding; the site goes where nothing keeps it.
+    site = session.create_tmp()
+    env = {"NO_MKDOCS_2_WARNING": "1"}
+    session.run("mkdocs", "build", "--strict", "--site-dir", f"{site}/site", env=env)
 
 
 def _install_framework(session: nox.Session, framework: str) -> list[str]:

@@ -1,11 +1,14 @@
-"""The README's command blocks, read from the README itself, and a way to run one as written.
+"""The command blocks of the README and of every docs page, read from the pages themselves,
+and a way to run one as written.
 
 A `<!-- readme-test: SESSION -->` line above a fenced block says which test
-session runs it: `core`, or a framework (`pytorch`, `tensorflow`, `mxnet`,
-`xgboost`) whose session has that framework; `skip (why)` for a block no CI
-can run; `same as PATH` for a block that shows a file of the repository. Every
-bash or python block must say one (tests/core/test_readme.py), so a block added
-or edited in the README is a block tested.
+session runs it: `core`, `submit`, or a framework (`pytorch`, `tensorflow`,
+`mxnet`, `xgboost`) whose session has that framework; `skip (why)` for a block
+no CI can run, naming its runnable twin; `bench` for a benchmark's commands
+(minutes of a whole machine, run by hand: the core session checks that each
+names a script of bench/ and flags it takes); `same as PATH` for a block that
+shows a file of the repository. Every bash or python block must say one
+(tests/core/test_readme.py), so a block added or edited in a page is a block tested.
 """
 
 from __future__ import annotations
@@ -19,8 +22,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+DOCS = ROOT / "docs"
 COMMANDS = ("bash", "python")
 SESSIONS = ("core", "submit", "pytorch", "tensorflow", "mxnet", "xgboost")
+BENCH = "bench"
 
 # A fence opens a line and closes at its own indentation: a block indented in a list item
 # must not run on to the next block's closing fence, hiding that block from the tests.
@@ -73,12 +78,14 @@ for extra in named:
 
 @dataclass(frozen=True)
 class Block:
-    """One fenced block of the README."""
+    """One fenced block of the README or of a docs page."""
 
     language: str
     text: str
     marker: str | None
     line: int
+    page: str = "README.md"
+    """The page's path inside the repository."""
 
     @property
     def session(self) -> str | None:
@@ -86,16 +93,25 @@ class Block:
         return self.marker if self.marker in SESSIONS else None
 
     def __str__(self) -> str:
-        return f"README.md:{self.line}"
+        return f"{self.page}:{self.line}"
+
+
+def pages() -> list[Path]:
+    """The README, then every docs page, in path order."""
+    return [README, *sorted(DOCS.rglob("*.md"))]
 
 
 def blocks() -> list[Block]:
-    """Every fenced block of the README, in order."""
-    text = README.read_text()
-    return [
-        Block(m["language"], m["text"], m["marker"], text.count("\n", 0, m.start("text")))
-        for m in _BLOCK.finditer(text)
-    ]
+    """Every fenced block of every page, in order."""
+    found = []
+    for page in pages():
+        text = page.read_text()
+        name = page.relative_to(ROOT).as_posix()
+        found += [
+            Block(m["language"], m["text"], m["marker"], text.count("\n", 0, m.start("text")), name)
+            for m in _BLOCK.finditer(text)
+        ]
+    return found
 
 
 def blocks_for(session: str) -> list[Block]:

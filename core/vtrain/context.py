@@ -141,20 +141,33 @@ class RunContext(Frozen):
         "metric_tag",
     )
     model_dir: str
+    """Where the model goes: AIP_MODEL_DIR, else ``<base>/[<trial>/]model/``."""
     checkpoint_dir: str
+    """Where checkpoints go: AIP_CHECKPOINT_DIR, else ``<base>/[<trial>/]checkpoints/``."""
     tensorboard_dir: str
+    """Where TensorBoard logs go: AIP_TENSORBOARD_LOG_DIR, else ``<base>/[<trial>/]logs/``."""
     base_output_dir: str | None
     """The local base the directories default to; None when the platform set them all."""
     trial_id: str | None
+    """The tuning trial this run is (the cluster's, else CLOUD_ML_TRIAL_ID); None outside tuning."""
     training_data_uri: str | None
+    """AIP_TRAINING_DATA_URI: the training split's file pattern or ``bq://`` table; None unset."""
     validation_data_uri: str | None
+    """AIP_VALIDATION_DATA_URI: the validation split's pattern or table; None when unset."""
     test_data_uri: str | None
+    """AIP_TEST_DATA_URI: the test split's pattern or table; None when unset."""
     data_format: str | None
+    """AIP_DATA_FORMAT: jsonl, csv, tf-record or bigquery; None when unset."""
     project_number: str | None
+    """CLOUD_ML_PROJECT_ID: the number (digits, not the id) of the job's project; None unset."""
     job_id: str | None
+    """CLOUD_ML_JOB_ID: the platform's id of this job; None when no platform set it."""
     region: str | None
+    """CLOUD_ML_REGION: the region the job runs in; None when unset."""
     metric_file: str
+    """Where `vtrain.hypertune.report` writes the tuning metric (`metric_file_path` says)."""
     metric_tag: str
+    """The tag a reported metric gets: CLOUD_ML_HP_METRIC_TAG, else training/hptuning/metric."""
 
     def __init__(
         self,
@@ -180,7 +193,12 @@ class RunContext(Frozen):
     def from_env(
         cls, environ: Mapping[str, str] | None = None, *, trial_id: str | None = None
     ) -> RunContext:
-        """Read the run context of trial `trial_id`, else of the trial the cluster names."""
+        """Read the run context from `environ` (default `os.environ`): of trial `trial_id`,
+        else of the trial the cluster names.
+
+        Every bad variable (a data format, a project number, the cluster) is reported
+        at once: one `ConfigError`, or an `ErrorList` of them.
+        """
         env = os.environ if environ is None else environ
         errors: list[VtrainError] = []
 

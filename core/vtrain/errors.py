@@ -36,7 +36,15 @@ def _show(value: Any) -> str:
 
 
 class VtrainError(ValueError):
-    """Base of every vtrain error."""
+    """Base of every vtrain error: one line that says what is wrong, where and what to do.
+
+    `message` is the problem (kept as `problem`). `source` names where the value came
+    from (an environment variable, an argument, a file) and `path` the place inside it
+    (a JSON path); `value` is the bad value itself, quoted with credentials hidden and
+    long ones cut; `expected` says what would have been right, and `hint` what to do.
+    Each is kept as an attribute of that name, and the message reads
+    ``source: path: problem (got value); expected ... . Hint: ...``.
+    """
 
     def __init__(
         self,
@@ -93,7 +101,14 @@ class PluginError(VtrainError):
 
 
 class MissingExtraError(PluginError, ImportError):
-    """An optional dependency is not installed; the message says what to install."""
+    """An optional dependency is not installed; the message says what to install.
+
+    `what` needs the `module` (the top-level module that failed to import), which the
+    vtrain `extra` installs; the hint is the command that installs it in this
+    environment, else `install` (a plugin shipped elsewhere says what installs its
+    framework), else ``pip install <module>``. An `ImportError` too, with `name` the
+    module.
+    """
 
     def __init__(
         self, what: str, extra: str | None, *, module: str | None = None, install: str = ""

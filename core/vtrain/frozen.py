@@ -50,7 +50,8 @@ class Frozen:
         return {name: getattr(self, name) for name in names}
 
     def replace(self: Self, **changes: Any) -> Self:
-        """A copy with some fields changed (what `dataclasses.replace` does)."""
+        """A copy with the fields that `changes` names changed (what `dataclasses.replace`
+        does)."""
         return type(self)(**{**self._fields(), **changes})
 
     def __eq__(self, other: object) -> bool:

@@ -71,8 +71,10 @@ def summary(rows: Sequence[tuple[str, str]], logdir: str, *, title: str | None =
 def print_outputs(environ: Mapping[str, str] | None = None, *, file: TextIO | None = None) -> None:
     """At a script's end, when it ran alone: where its model, checkpoints, logs and metric are.
 
-    Under a platform, `vtrain local run` or `vtrain tune` it prints nothing: the job's
-    folders are the job's to announce, once, not each replica's.
+    Printed to `file` (default standard output); `environ` (default `os.environ`) says
+    whether the script ran alone and where its folders are. Under a platform, `vtrain
+    local run` or `vtrain tune` it prints nothing: the job's folders are the job's to
+    announce, once, not each replica's.
     """
     from vtrain.context import RunContext, runs_alone
 

@@ -74,8 +74,14 @@ class PreemptionHandler:
         signals: Iterable[int] = (signal.SIGTERM,),
         stuck_after: float | None = None,
     ) -> None:
-        """`stuck_after`: exit at once, without a save, when the signal's handler has not
-        run this many seconds after it came (see `_StuckWatch`); None: wait for the loop."""
+        """Catch `signals` (SIGTERM) once installed; exit with `exit_status` (143) at the
+        latest `grace` seconds after the first, or at once on a second.
+
+        `stuck_after`: exit at once, without a save, when the signal's handler has not
+        run this many seconds after it came (see `_StuckWatch`); None: wait for the loop.
+        A `grace` or `stuck_after` that is not seconds > 0, or an `exit_status` that is
+        not an int, raises `UsageError`.
+        """
         if stuck_after is not None:
             positive_seconds(
                 stuck_after, "stuck_after", "not a time to wait", "seconds > 0, or None"

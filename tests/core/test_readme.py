@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from readme_blocks import COMMANDS, ROOT, SESSIONS, Block, blocks, blocks_for, run_block
+from readme_blocks import BENCH, COMMANDS, ROOT, SESSIONS, Block, blocks, blocks_for, run_block
 
 from vtrain.tune.study_file import parse_study, read_study
 
@@ -19,10 +19,33 @@ def test_every_command_block_says_which_session_runs_it() -> None:
     unmarked = [
         str(b)
         for b in commands
-        if b.marker not in SESSIONS and not (b.marker or "").startswith("skip (")
+        if b.marker not in (*SESSIONS, BENCH)
+        and not (b.marker or "").startswith(("skip (", "same as "))
     ]
     assert not unmarked, "add <!-- readme-test: SESSION --> above these blocks"
     assert {b.session for b in commands} >= set(SESSIONS)
+
+
+def test_the_docs_pages_hold_blocks_the_sessions_run() -> None:
+    # The machinery reads docs/ too: a page's block is a block tested.
+    pages = {b.page.split("/")[0] for b in blocks() if b.session is not None}
+    assert pages == {"README.md", "docs"}, pages
+
+
+@pytest.mark.parametrize("block", [b for b in blocks() if b.marker == BENCH], ids=str)
+def test_each_benchmark_block_names_a_script_and_flags_it_takes(block: Block) -> None:
+    # A benchmark takes minutes of a whole machine, and is run by hand: its block must at
+    # least name a script of bench/ and only flags that script's parser declares.
+    lines = [line for line in block.text.splitlines() if line.strip()]
+    assert lines, block
+    for line in lines:
+        found = re.match(
+            r"(?:\w+=\S+ )*(?:\.nox/[\w(),=' -]+/bin/)?python (bench/\w+\.py)((?: .*)?)$", line
+        )
+        assert found, (str(block), line)
+        script = (ROOT / found[1]).read_text()
+        for flag in re.findall(r"(?:^| )(--[\w-]+)", found[2]):
+            assert f'"{flag}"' in script, (str(block), found[1], flag)
 
 
 def test_a_block_that_shows_a_file_is_that_file() -> None:
@@ -86,6 +109,10 @@ TWINS = {
     "vtrain local run --job job.yaml": (
         "tests/submit/test_readme_twins.py",
         "test_the_rehearse_then_submit_block",
+    ),
+    "vtrain local run --job quickstart.yaml": (
+        "tests/submit/test_readme_twins.py",
+        "test_the_quickstart_block_renders_rehearses_and_submits",
     ),
     "vtrain local run --job spot.yaml --kill": (
         "tests/submit/test_readme_twins.py",

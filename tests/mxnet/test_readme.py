@@ -1,4 +1,4 @@
-"""The README's mxnet command blocks run as written, with no traceback."""
+"""The mxnet command blocks of the README and the docs run as written, with no traceback."""
 
 from __future__ import annotations
 

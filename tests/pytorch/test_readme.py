@@ -1,4 +1,5 @@
-"""The README's PyTorch and Lightning command blocks run as written, and say what they promise."""
+"""The PyTorch and Lightning command blocks of the README and the docs run as written, and say
+what they promise."""
 
 from __future__ import annotations
 
@@ -52,9 +53,14 @@ def test_pytorch_blocks_run_as_written(block: Block, tmp_path: Path) -> None:
         assert "outputs of this job:\n  model " in done.stdout
         assert "vtrain-output/local/" in done.stdout.split("outputs of this job:")[1]
         # The example's tracked loss goes to AIP_TENSORBOARD_LOG_DIR too, unless --track names
-        # other backends: a line offers it.
+        # other backends: a line offers it. The quickstart tracks nothing: none is offered.
         offered = "tensorboard --logdir vtrain-output/local/" in done.stdout
-        assert offered is ("--track" not in block.text), done.stdout
+        tracks = "--track" not in block.text and "examples/quickstart.py" not in block.text
+        assert offered is tracks, done.stdout
+    if "examples/quickstart.py" in block.text:  # each trainer trained its 100 steps
+        losses = re.findall(r"rank \d: 100 steps, loss (\d+\.\d+)", done.stdout)
+        assert len(losses) == block.text.count("--workers 2") * 2 + 1, done.stdout
+        assert all(float(loss) < 0.05 for loss in losses), losses  # y = x.w + noise of 0.01
     if "vtrain tune" in block.text:
         assert "study SUCCEEDED" in done.stdout
         assert "outputs of the best trial" in done.stdout

@@ -1,4 +1,4 @@
-"""The README's TrainJob blocks (`readme-test: submit`) run as written: vtrain's runtime, and a
+"""The TrainJob blocks of the docs (`readme-test: submit`) run as written: vtrain's runtime, and a
 TensorFlow TrainJob whose roles are its layout, each read back by the Trainer's own models."""
 
 from __future__ import annotations

@@ -1,9 +1,11 @@
-"""The README's rehearse-then-submit blocks, typed as written, with what runs here.
+"""The rehearse-then-submit blocks of the README and the docs, typed as written, with what runs
+here.
 
 Those blocks are tagged `skip` (a Google Cloud project, a bucket, an image);
-here each one runs from the README's own text in a folder holding a real
-`trainer/task.py`: the render and the rehearsal as written, `vtrain submit`
-against a local Vertex (`--api-endpoint`), and a reclaim at 3 s, not 60 s.
+here each one runs from the page's own text in a folder holding a script that
+records what it was given (a real `trainer/task.py`, the quickstart's twin):
+the render and the rehearsal as written, `vtrain submit` against a local
+Vertex (`--api-endpoint`), and a reclaim at 3 s, not 60 s.
 """
 
 from __future__ import annotations
@@ -71,7 +73,7 @@ with vtrain.PreemptionHandler(grace=20) as preempted:  # first: a reclaim can co
 
 
 def readme_block(containing: str) -> Block:
-    """The README's one command block whose text holds `containing`."""
+    """The one command block of the README and the docs whose text holds `containing`."""
     found = [b for b in blocks() if containing in b.text]
     assert len(found) == 1, (containing, [str(b) for b in found])
     assert (found[0].marker or "").startswith("skip ("), "a block that runs needs no twin"
@@ -156,3 +158,46 @@ def test_the_spot_block_rehearses_a_reclaim_that_commits_and_resumes(
     assert re.search(r"^chief-0 +1 +0 ", done.stdout, re.M), done.stdout
     sent = vertex_server.requests[0][1].custom_job.job_spec.scheduling
     assert sent.strategy == aiplatform_v1.Scheduling.Strategy.SPOT
+
+
+# The README's quickstart, as the image would hold it: records what it was given; the chief
+# waits for all three records.
+QUICKSTART_TASK = """\
+import json, os, sys, time
+import vtrain
+import vtrain.storage
+
+info = vtrain.ClusterInfo.from_env()
+records = os.environ["TWIN_RECORDS"]
+os.makedirs(records, exist_ok=True)
+with open(os.path.join(records, f"{info.role}-{info.index}.json"), "w") as f:
+    json.dump({"argv": sys.argv, "model": os.environ["AIP_MODEL_DIR"]}, f)
+if info.is_chief:
+    vtrain.storage.open_location(os.environ["AIP_MODEL_DIR"]).write_bytes("model.pt", b"w")
+    deadline = time.monotonic() + 60
+    while len(os.listdir(records)) < 3:
+        if time.monotonic() > deadline:
+            sys.exit(f"only {os.listdir(records)} recorded")
+        time.sleep(0.05)
+"""
+
+
+def test_the_quickstart_block_renders_rehearses_and_submits(
+    vertex_server: VertexServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    block = readme_block("vtrain local run --job quickstart.yaml -- python")
+    (tmp_path / "quickstart_twin.py").write_text(QUICKSTART_TASK)
+    vertex_server.states = ["JOB_STATE_PENDING", "JOB_STATE_RUNNING", "JOB_STATE_SUCCEEDED"]
+    monkeypatch.setenv("TWIN_RECORDS", str(tmp_path / "records"))
+    twin = local(block, vertex_server, **{"examples/quickstart.py": "quickstart_twin.py"})
+    done = run_block(twin, tmp_path, timeout=180)
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output
+    assert "Traceback" not in output
+    assert "\nverdict: ready to submit\n" in done.stdout, output
+    records = {p.stem: json.loads(p.read_text()) for p in (tmp_path / "records").glob("*.json")}
+    assert sorted(records) == ["chief-0", "worker-0", "worker-1"]
+    # The rehearsal wrote gs://my-bucket/run1 as Vertex would: AIP_MODEL_DIR under it.
+    assert {r["model"] for r in records.values()} == {"gs://my-bucket/run1/model/"}
+    assert [kind for kind, _ in vertex_server.requests][0] == "customJobs"
+    assert "rehearsed: ready" in output and "JOB_STATE_SUCCEEDED" in done.stderr

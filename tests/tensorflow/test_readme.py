@@ -1,5 +1,5 @@
-"""The README's tensorflow command blocks run as written, with no traceback; the five-replica
-Keras job shows none of TensorFlow's native start-up banner, and logs it all.
+"""The tensorflow command blocks of the README and the docs run as written, with no traceback;
+the five-replica Keras job shows none of TensorFlow's native start-up banner, and logs it all.
 
 Started as a user starts it (TF_CPP_MIN_LOG_LEVEL unset): each TensorFlow process prints
 the banner as its native libraries load, before `configure()` can silence them, and

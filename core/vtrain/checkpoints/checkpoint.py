@@ -16,9 +16,11 @@ class Checkpoint:
     """A restored step: in-memory files for bytes and mapping saves, a folder for callables."""
 
     step: int
+    """The step number it was saved as."""
     uri: str
     """The committed step folder it was read from."""
     manifest: Manifest
+    """The step's manifest: what kind of save it was, and every file's size and checksum."""
     files: Mapping[str, memoryview]
     """Name -> content, for `save(step, bytes)` and `save(step, {name: bytes})`; else empty.
 

@@ -69,7 +69,9 @@ class CheckpointManager:
     leader's. `keep=N` keeps the newest N committed steps, plus every step that is
     a multiple of `keep_every`; None keeps them all. `resume_from` names another
     job's checkpoint folder that `restore()` reads while this one has no committed
-    step (VTRAIN_RESUME_FROM: a new job that continues an old one).
+    step (VTRAIN_RESUME_FROM: a new job that continues an old one). `environ`
+    (default `os.environ`) is where the cluster, the run's folders and the storage
+    settings are read; `gcs_mount`, `fuse` and `client` are `open_location`'s.
     """
 
     def __init__(

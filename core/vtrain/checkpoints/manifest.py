@@ -34,7 +34,9 @@ class FileEntry:
     """One file of a checkpoint, as the manifest records it."""
 
     name: str
+    """The file's '/'-separated name inside the step's data folder."""
     size: int
+    """The file's length in bytes."""
     checksum: int
     """The file's CRC, of the manifest's `checksum` algorithm."""
 
@@ -44,10 +46,15 @@ class Manifest:
     """What a committed step holds; its marker is written after every file it names."""
 
     step: int
+    """The step number, from 0 to 10**12 - 1."""
     kind: str
+    """What `save` was given: "bytes", "files" (a mapping of names to bytes) or "directory"."""
     folder: str
+    """The step's data folder (``data-`` and 16 hex digits), beside the marker."""
     files: tuple[FileEntry, ...]
+    """Every file of the step, with its size and checksum."""
     created: float
+    """When the step was committed, in seconds since the epoch."""
     checksum: str = CRC32
     """The algorithm of every file's checksum: "crc32", or "crc32c" on Cloud Storage."""
 
@@ -91,7 +98,8 @@ class Manifest:
 
     @classmethod
     def from_marker(cls, data: bytes, where: str) -> Manifest:
-        """Parse and check a commit marker; `CheckpointError` says what is wrong with it."""
+        """Parse and check the commit marker `data`, read from `where` (named in errors);
+        `CheckpointError` says what is wrong with it."""
         try:
             marker = json.loads(data)
         except (UnicodeDecodeError, json.JSONDecodeError) as e:
@@ -108,7 +116,8 @@ class Manifest:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], where: str) -> Manifest:
-        """Build from the marker's manifest object, checking every field and name."""
+        """Build from `d`, the marker's manifest object read from `where`, checking every
+        field and name; `CheckpointError` says what is wrong with it."""
         if d.get("format") != FORMAT:
             raise _bad(where, "format", d.get("format"), repr(FORMAT))
         algorithm = d.get("checksum")

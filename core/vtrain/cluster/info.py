@@ -46,7 +46,9 @@ class ClusterInfo(Frozen):
     )
     cluster: Cluster
     role: str
+    """This replica's normalized role: chief, worker, ps, evaluator or reduction_server."""
     index: int
+    """This replica's index among the replicas of its role."""
     source: str
     """The reader that gave it: cluster_spec, tf_config, torchrun, torch_env or single.
 
@@ -57,7 +59,9 @@ class ClusterInfo(Frozen):
     role_names: Mapping[str, str]
     """Normalized role -> the source's own name for it (chief -> "master", "workerpool0" …)."""
     trial_id: str | None
+    """The hyperparameter tuning trial this replica runs (``task.trial``); None outside tuning."""
     job: Mapping[str, Any] | None
+    """The source document's ``job`` object (the job's spec, on Vertex), as given; None without."""
     local_rank: int | None
     """Process index on this machine, where a process launcher (torchrun) set it."""
     local_world_size: int | None
@@ -108,14 +112,21 @@ class ClusterInfo(Frozen):
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> ClusterInfo:
-        """Read this replica's cluster from the environment (default `os.environ`)."""
+        """Read this replica's cluster from `environ` (default `os.environ`).
+
+        Raises `ConfigError` for a malformed variable, and `ConflictError` when two
+        sources (CLUSTER_SPEC and TF_CONFIG) describe this replica differently.
+        """
         from vtrain.cluster.detect import detect
 
         return detect(os.environ if environ is None else environ, cls)
 
     @classmethod
     def from_json(cls, text: str | bytes, *, variable: str = "CLUSTER_SPEC") -> ClusterInfo:
-        """Parse one document: a CLUSTER_SPEC or a TF_CONFIG, as named by `variable`."""
+        """Parse `text`, one document: a CLUSTER_SPEC or a TF_CONFIG, as named by `variable`.
+
+        A malformed document raises `ConfigError`, another `variable` `UsageError`.
+        """
         from vtrain.cluster.detect import from_document
 
         return from_document(variable, text, cls)

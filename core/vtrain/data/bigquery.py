@@ -98,8 +98,10 @@ def table_rows(
     `selected_fields` and `row_restriction` go to the read session; the session
     is billed to `billing_project`, else the table's project. With several
     readers, reader 0 publishes the session in `session_dir`, else a folder of
-    AIP_CHECKPOINT_DIR, and the others wait for it up to `wait` seconds.
+    AIP_CHECKPOINT_DIR, and the others wait for it up to `wait` seconds; `rank`
+    and `world_size` default to this replica's place among the readers.
     `client` is a `BigQueryReadClient`; `storage_client` one for a gs:// folder.
+    Variables are read from `environ` (default `os.environ`).
     """
     env = os.environ if environ is None else environ
     check_split(split)

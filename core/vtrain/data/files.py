@@ -28,10 +28,15 @@ def files(
 ) -> Share:
     """This replica's share of `split` (training, validation or test).
 
-    The files come from the split's AIP_*_DATA_URI (or `uri`), expanded and
-    sorted; `rank` and `world_size` default to this replica's place among the
-    cluster's trainers. `by_record=True` gives every reader every file and a
-    record stride instead, for a split of fewer files than readers.
+    The files come from the split's AIP_*_DATA_URI in `environ` (default
+    `os.environ`), or `uri`, expanded and sorted; `rank` and `world_size` default
+    to this replica's place among the cluster's trainers. `by_record=True` gives
+    every reader every file and a record stride instead, for a split of fewer
+    files than readers. `gcs_mount`, `fuse` and `client` are `open_location`'s,
+    for the folders the pattern is expanded in.
+
+    Raises `ConfigError` when the split has no pattern, the pattern matches no
+    file or names a BigQuery table, or (by file) there are fewer files than readers.
     """
     env = os.environ if environ is None else environ
     check_split(split)

@@ -24,8 +24,13 @@ _shared = itemgetter(*_SHARED)
 
 
 def merge_states(states: Iterable[Mapping[str, Any] | None]) -> dict[str, Any]:
-    """One global position from every replica's `Stream.state()` (None from one that reads
-    nothing is passed over): what each has consumed, so a resume deals out only the rest."""
+    """One global position from `states`, every replica's `Stream.state()` (None from one
+    that reads nothing is passed over): what each has consumed, so a resume deals out only
+    the rest.
+
+    States of another stream, a rank missing or given twice, or no state at all raise
+    `UsageError`.
+    """
     given = [s for s in states if s is not None]
     if not given:
         raise UsageError(

@@ -20,6 +20,7 @@ from vtrain.storage.location import Location, split_gs_uri
 from vtrain.storage.opener import open_location
 
 FORMATS = ("jsonl", "csv", "tf-record")
+"""The canonical names of the record formats of files, as AIP_DATA_FORMAT spells them."""
 # Vertex's AIP_DATA_FORMAT names, and the other spellings people use for them.
 _ALIASES = {
     "jsonl": "jsonl",
@@ -42,7 +43,9 @@ _SUFFIXES = {
 
 
 def check_format(value: object, source: str = "format") -> str:
-    """The canonical name of a record format (jsonl, csv, tf-record)."""
+    """The canonical name of the record format `value` (jsonl, csv, tf-record), from any of
+    its spellings ("json", "ndjson", "tfrecord" …); an unknown one raises `UsageError`
+    that names `source`, where the value came from."""
     if not isinstance(value, str) or value.lower() not in _ALIASES:
         raise UsageError(
             "unknown record format", source=source, value=value, expected=" or ".join(FORMATS)
@@ -51,7 +54,7 @@ def check_format(value: object, source: str = "format") -> str:
 
 
 def format_of(name: str) -> str:
-    """The record format a file's suffix names; a UsageError when it names none."""
+    """The record format the suffix of the file `name` names; a UsageError when it names none."""
     suffix = os.path.splitext(name)[1].lower()
     if suffix not in _SUFFIXES:
         raise UsageError(
@@ -94,7 +97,9 @@ def read_share(
     """Stream the records of `share`: dicts (JSON Lines, CSV) or bytes (TFRecord).
 
     The format is `format`, else the share's AIP_DATA_FORMAT, else each file's
-    suffix. `check_crc=False` skips TFRecord data checksums.
+    suffix. `check_crc=False` skips TFRecord data checksums. gs:// files are read
+    through `client` (default: one made from `environ`, itself `os.environ` by default).
+    A bad argument raises `UsageError` at the call, not at the first record.
     """
     if not isinstance(share, Share):
         raise UsageError(
@@ -153,9 +158,11 @@ def records(
 ) -> Iterator[Any]:
     """Stream the records of this replica's share of `split`; see `files` and `read_share`.
 
-    A BigQuery split (a bq:// URI, or AIP_DATA_FORMAT=bigquery) gives its rows as
-    dicts, through `table_rows` with its defaults; `client` is then the storage
-    client for a gs:// session folder.
+    `rank`, `world_size`, `by_record`, `uri`, `environ`, `gcs_mount`, `fuse` and
+    `client` choose the share, as for `files`; `format` and `check_crc` read it, as for
+    `read_share`. A BigQuery split (a bq:// URI, or AIP_DATA_FORMAT=bigquery) gives its
+    rows as dicts, through `table_rows` with its defaults; `client` is then the storage
+    client for a gs:// session folder, and the options only files have raise `UsageError`.
     """
     env = os.environ if environ is None else environ
     variable = SPLITS[check_split(split)]

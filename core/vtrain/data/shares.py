@@ -95,7 +95,8 @@ class Share(Frozen):
 
     @classmethod
     def empty(cls, split: str, world_size: int = 1) -> Share:
-        """The share of a replica that reads nothing (a ps, an MXNet scheduler)."""
+        """The share of `split` of a replica that reads nothing (a ps, an MXNet scheduler),
+        among `world_size` readers."""
         return cls(split=split, uri=None, files=(), rank=None, world_size=world_size)
 
     @property

@@ -29,7 +29,13 @@ from vtrain.errors import StorageError, UsageError
 
 
 class Stream:
-    """This replica's records of a split, epoch after epoch; `state()` is where it stands."""
+    """This replica's records of a split, epoch after epoch; `state()` is where it stands.
+
+    Made by `stream()`: `source` is where the records are read (a split's files, a
+    BigQuery table's streams; None for a replica that reads nothing), and this replica
+    is reader `rank` of `world_size`. `shuffle` is the seeded order (None: the files'
+    own), and `by_record` True when readers share the records of the same files.
+    """
 
     def __init__(
         self,
@@ -195,7 +201,9 @@ def stream(
 ) -> Stream:
     """This replica's records of `split`, epoch after epoch, with `state()` to resume from.
 
-    The split, placement and format are as for `records()`. `shuffle_seed`
+    The split, placement and format (`rank`, `world_size`, `by_record`, `format`,
+    `check_crc`, `uri`, `environ`, `gcs_mount`, `fuse`, `client`) are as for
+    `records()`. `shuffle_seed`
     shuffles the files' order each epoch and gives records out `buffer` at a time
     (default 1024) in a seeded order. `resume` is a global position from
     `merge_states`: what is left of its epoch is dealt among this stream's readers,

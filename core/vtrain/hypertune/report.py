@@ -92,14 +92,17 @@ def report(
     environ: Mapping[str, str] | None = None,
     all_replicas: bool = False,
 ) -> bool:
-    """Report the tuning metric; returns False, writing nothing, on a replica that does not lead.
+    """Report `value`, the tuning metric; returns False, writing nothing, on a replica that
+    does not lead.
 
-    The file is `CLOUD_ML_HP_METRIC_FILE`; unset, /tmp/hypertune/output.metrics on a
-    platform, where the tuning service reads it, and the run's own folder's
-    hypertune/output.metrics in a run alone. The tag is `tag`, else
-    `CLOUD_ML_HP_METRIC_TAG`, else training/hptuning/metric,
-    the trial `CLOUD_ML_TRIAL_ID` (default "0"). `all_replicas=True` writes from
-    every replica; give each its own file then, or the last writer wins.
+    `step` (an int, the step it was measured at) and `checkpoint_path` are written
+    beside it, as cloudml-hypertune writes them; variables are read from `environ`
+    (default `os.environ`). The file is `CLOUD_ML_HP_METRIC_FILE`; unset,
+    /tmp/hypertune/output.metrics on a platform, where the tuning service reads it,
+    and the run's own folder's hypertune/output.metrics in a run alone. The tag is
+    `tag`, else `CLOUD_ML_HP_METRIC_TAG`, else training/hptuning/metric, the trial
+    `CLOUD_ML_TRIAL_ID` (default "0"). `all_replicas=True` writes from every
+    replica; give each its own file then, or the last writer wins.
 
     The value must be a finite number: NaN, an infinity, "1e400" or an int beyond
     float's range raise `UsageError` naming the tag, and nothing is written. A

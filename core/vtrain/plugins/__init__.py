@@ -19,7 +19,9 @@ from vtrain.plugins.entry_points import entry_points as read_entry_points
 from vtrain.plugins.extras import real_extra
 
 GROUP = "vtrain.plugins"
+"""The entry-point group every plugin declares itself in, its key the plugin's name."""
 DISABLE = "VTRAIN_DISABLE_PLUGINS"
+"""The variable of comma-separated plugin names to ignore, as if not installed: mxnet,xgboost."""
 
 _registered: dict[str, Plugin] = {}
 _loaded: dict[str, Plugin] = {}
@@ -60,7 +62,12 @@ def _read_group(
 
 
 def register(name: str, plugin: Plugin | type[Plugin], *, replace: bool = False) -> None:
-    """Make `plugin` available as `name` in this process, beside the entry points."""
+    """Make `plugin` (a `Plugin` subclass, made here, or an instance) available as `name` in
+    this process, beside the entry points.
+
+    Raises `UsageError` for what is not a `Plugin`, and for a `name` that a registered
+    plugin or an entry point already has, unless `replace` is True.
+    """
     instance = plugin() if isinstance(plugin, type) else plugin
     if not isinstance(instance, Plugin):
         raise UsageError(
@@ -82,20 +89,27 @@ def register(name: str, plugin: Plugin | type[Plugin], *, replace: bool = False)
 
 
 def unregister(name: str) -> None:
-    """Forget a plugin that `register` added (entry points are not affected)."""
+    """Forget the plugin that `register` added as `name` (entry points are not affected)."""
     with _lock:
         _registered.pop(name, None)
 
 
 def available(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
-    """Names of the installed and registered, enabled plugins, sorted; nothing is imported."""
+    """Names of the installed and registered plugins that VTRAIN_DISABLE_PLUGINS in `environ`
+    (default `os.environ`) leaves enabled, sorted; nothing is imported."""
     env = os.environ if environ is None else environ
     off = _disabled(env)
     return tuple(sorted({*_entry_points(env), *(n for n in _registered if n not in off)}))
 
 
 def get(name: str, environ: Mapping[str, str] | None = None) -> Plugin:
-    """The plugin registered under `name`, loaded now (its framework is not imported yet)."""
+    """The plugin registered under `name`, loaded now (its framework is not imported yet).
+
+    `environ` (default `os.environ`) is read for VTRAIN_DISABLE_PLUGINS. Raises
+    `PluginError` for a disabled plugin, an unknown name (with the known ones and the
+    closest match) or a plugin that fails to load, and `MissingExtraError` for a plugin
+    whose module cannot be imported.
+    """
     env = os.environ if environ is None else environ
     if name in _disabled(env):
         raise PluginError(
@@ -172,7 +186,8 @@ def _why(error: BaseException) -> str:
 def status(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """Plugin name -> "ready", or why it is not: its framework is missing, or it fails to load.
 
-    A broken third-party plugin is one line here, whatever it raises (SystemExit included):
+    Every plugin `available` in `environ` (default `os.environ`) is listed. A broken
+    third-party plugin is one line here, whatever it raises (SystemExit included):
     `vtrain info` lists it and goes on.
     """
     env = os.environ if environ is None else environ

@@ -91,30 +91,37 @@ class Plugin(ABC):
     def environment(
         self, info: ClusterInfo, environ: Mapping[str, str], **options: Any
     ) -> dict[str, str | None]:
-        """The framework's variables for this replica; None removes a variable."""
+        """The framework's variables for this replica of `info`; None removes a variable.
+
+        `environ` is the environment they will be set in (read, never written, here);
+        `options` are those `configure` took that shape the layout.
+        """
         return {}
 
     def serves(self, info: ClusterInfo, **options: Any) -> bool:
-        """True for a replica that runs a service until the job ends instead of training."""
+        """True when this replica of `info` runs a service until the job ends instead of
+        training (given the layout `options`)."""
         return False
 
     def leader(self, info: ClusterInfo, **options: Any) -> Replica | None:
-        """The replica that writes shared artifacts: the chief (worker 0 without one)."""
+        """The replica of `info` that writes shared artifacts: the chief (worker 0 without one),
+        unless the layout `options` say otherwise; None in a cluster that trains nowhere."""
         return default_leader(info)
 
     def reader(self, info: ClusterInfo, **options: Any) -> tuple[int, int] | None:
         """(rank, readers) of this replica in the training and test data; None: as it trains.
 
-        None leaves it to `vtrain.data`: the trainers, in rank order. A plugin whose
-        replicas read otherwise (MXNet's workers, when the chief only schedules) says so;
-        `prepare` exports it in VTRAIN_READER.
+        Read from `info` and the layout `options`. None leaves it to `vtrain.data`: the
+        trainers, in rank order. A plugin whose replicas read otherwise (MXNet's workers,
+        when the chief only schedules) says so; `prepare` exports it in VTRAIN_READER.
         """
         return None
 
     # -- with the framework ---------------------------------------------------------------
 
     def serve(self, info: ClusterInfo, stopped: threading.Event, **options: Any) -> None:
-        """Run this replica's service; return when the framework ends it or `stopped` is set."""
+        """Run the service of this replica of `info` (given the layout `options`); return when
+        the framework ends it or `stopped` is set."""
         raise NotImplementedError(
             f"the {self.name} plugin says {info.role} serves, but has no serve"
         )
@@ -124,9 +131,11 @@ class Plugin(ABC):
     ) -> ClusterInfo:
         """The start of every `configure`: read the cluster, set its variables, export its places.
 
-        `options` (the ones `configure` took that shape the layout) reach
-        `environment`, `serves`, `leader`, `reader` and `serve`. On a replica that serves,
-        this runs the service and exits 0 when it ends: it never returns there.
+        `info` is read from `environ` (default `os.environ`) when None, and the
+        variables are set in `environ`; the cluster is returned. `options` (the ones
+        `configure` took that shape the layout) reach `environment`, `serves`, `leader`,
+        `reader` and `serve`. On a replica that serves, this runs the service and exits 0
+        when it ends: it never returns there.
         """
         env = os.environ if environ is None else environ
         info = info or ClusterInfo.from_env(env)
@@ -167,7 +176,8 @@ class Plugin(ABC):
         return info
 
     def leads(self, info: ClusterInfo, environ: Mapping[str, str] | None = None) -> bool:
-        """True when this replica leads, as `prepare` exported it."""
+        """True when this replica of `info` leads, as `prepare` exported it in `environ`
+        (default `os.environ`)."""
         return leads(info, os.environ if environ is None else environ)
 
     if TYPE_CHECKING:
@@ -184,7 +194,12 @@ class Plugin(ABC):
             environ: MutableMapping[str, str] | None = None,
             **options: Any,
         ) -> Handle:
-            """Set up the framework for this replica; return its handle (or serve, never return)."""
+            """Set up the framework for this replica; return its handle (or serve, never return).
+
+            `info` is read from `environ` (default `os.environ`) when None, and the
+            framework's variables are set there. `options` are the plugin's own typed
+            keywords; one it does not take raises `UsageError` naming those it does.
+            """
 
     # -- installation ---------------------------------------------------------------------
 

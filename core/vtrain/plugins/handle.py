@@ -114,6 +114,7 @@ class Handle:
     """This replica's place in the job, and the helpers every framework shares."""
 
     info: ClusterInfo
+    """The cluster `configure` read: this replica's role, index and peers."""
     is_leader: bool
     """True on the one replica (and process) that writes shared artifacts."""
     environ: Mapping[str, str] = field(
@@ -185,7 +186,9 @@ class Handle:
         """This trainer's share of `split` (see vtrain.data.files), dealt by `rank` of `world_size`.
 
         Off the collective (an evaluator, a ps) vtrain.data's placement decides:
-        the validation split whole, nothing else.
+        the validation split whole, nothing else. `by_record`, `uri` and `client` are
+        `vtrain.data.files`'s: every file with a record stride, another pattern than
+        the split's variable, a storage client to share.
         """
         from vtrain.data import files
 
@@ -201,7 +204,11 @@ class Handle:
         )
 
     def shard(self, items: Sequence[T]) -> list[T]:
-        """This trainer's share of a list (of files, say): every world_size-th, from `rank`."""
+        """This trainer's share of `items` (files, say): every world_size-th, from `rank`.
+
+        A string (a pattern, not a list) raises `UsageError`, as does a replica that does
+        not train.
+        """
         from vtrain.data.shares import deal
 
         if isinstance(items, (str, bytes)):
@@ -251,7 +258,11 @@ class Handle:
 
     def batches(self, stream: Stream, *, batch_size: int, **options: Any) -> Any:
         """`stream`'s records as this framework's batches, `batch_size` records per trainer
-        and step; a save with `data=stream` commits the position after the last batch taken."""
+        and step; a save with `data=stream` commits the position after the last batch taken.
+
+        `options` are the framework's own (columns, a transform, a signature: see its
+        handle). A handle whose framework takes no batches raises `UsageError`.
+        """
         return self._batches(stream, batch_size=batch_size, **options)
 
     if TYPE_CHECKING:
@@ -306,7 +317,8 @@ class Handle:
         keep: int | None = None,
         keep_every: int | None = None,
     ) -> CheckpointManager:
-        """`checkpoints`, or the manager of another folder (a `trial-<id>` subfolder under tuning).
+        """`checkpoints`, or the manager of the folder `directory` (a `trial-<id>` subfolder
+        under tuning).
 
         `keep` and `keep_every` set the retention of the manager returned (see
         CheckpointManager); the default folder has one manager per handle.
@@ -427,7 +439,11 @@ class Handle:
 
     def resume(self, *objects: Any, **options: Any) -> Resumed:
         """Load the newest committed checkpoint into `objects`, the same step on every trainer;
-        what was found (falsy: nothing committed yet). The leader says which in the log."""
+        what was found (falsy: nothing committed yet). The leader says which in the log.
+
+        `options` are the plugin's own, where its handle's docs name some; a handle that
+        takes none raises `UsageError` for any.
+        """
         found = self._resume(*objects, **options)
         if found:
             from vtrain.timeline import recorder
@@ -532,9 +548,10 @@ class Handle:
     def save_model(self, model: Any, name: str | None = None) -> str | None:
         """Write `model` to AIP_MODEL_DIR from the leader; return its URI there, None elsewhere.
 
-        Written to a local folder first, then put in place through vtrain's
-        storage, so a gs:// model folder works with or without the /gcs/ mount.
-        Where the framework saves collectively, every replica must call it.
+        `name` is the file's (default `model_name`, the framework's). Written to a local
+        folder first, then put in place through vtrain's storage, so a gs:// model folder
+        works with or without the /gcs/ mount. Where the framework saves collectively,
+        every replica must call it.
         """
         if not (self.is_leader or self.saves_collectively):
             return None
@@ -553,7 +570,11 @@ class Handle:
             )
 
     def report(self, value: float, tag: str | None = None, *, step: int | None = None) -> bool:
-        """Report the tuning metric from the leader; False, writing nothing, elsewhere."""
+        """Report `value`, the tuning metric, from the leader; False, writing nothing, elsewhere.
+
+        `tag` names the metric (default the job's metric tag); `step` is the step it was
+        measured at, for the metric file and the tracked run. See `vtrain.hypertune.report`.
+        """
         if not self.is_leader:
             return False
         from vtrain import hypertune

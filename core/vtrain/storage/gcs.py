@@ -40,9 +40,11 @@ def _storage() -> Any:
 
 
 def storage_client(environ: Mapping[str, str] | None = None, *, where: str = NAME) -> Any:
-    """A `google.cloud.storage.Client`; anonymous, against the emulator when one is set.
+    """A `google.cloud.storage.Client`; anonymous, against the emulator when `environ`
+    (default `os.environ`) sets STORAGE_EMULATOR_HOST.
 
-    `where` (a gs:// URI) is named when there are no credentials to make one with.
+    Without the `gcs` extra it raises `MissingExtraError`; without credentials, a
+    `StorageError` that names `where` (a gs:// URI) and the ways to get some.
     """
     env = os.environ if environ is None else environ
     storage = _storage()
@@ -76,7 +78,12 @@ def _decode_crc32c(text: str) -> int:
 
 
 class GcsLocation(Location):
-    """A prefix in a Cloud Storage bucket; folders are name prefixes, writes are whole objects."""
+    """A prefix in a Cloud Storage bucket; folders are name prefixes, writes are whole objects.
+
+    `bucket` and `prefix` say where (`split_gs_uri` splits a gs:// URI into them). `client`
+    is a `google.cloud.storage.Client` to share, else one is made on first use from
+    `environ` (default `os.environ`: STORAGE_EMULATOR_HOST and the credentials).
+    """
 
     atomic_rename = False
     checksum = "crc32c"

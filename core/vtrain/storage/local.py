@@ -18,7 +18,10 @@ if TYPE_CHECKING:
 
 
 class LocalLocation(Location):
-    """A folder on a local disk: writes are fsynced, folder renames are atomic."""
+    """A folder on a local disk: writes are fsynced, folder renames are atomic.
+
+    `path` is the folder's path, made absolute; it need not exist yet.
+    """
 
     atomic_rename = True
 

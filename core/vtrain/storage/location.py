@@ -21,7 +21,9 @@ if TYPE_CHECKING:
     from vtrain.storage.cas import CompareAndSet
 
 DEFAULT_GCS_MOUNT = "/gcs"
+"""Where Cloud Storage FUSE mounts the buckets on Vertex AI: ``gs://b/p`` is ``/gcs/b/p``."""
 GCS_MOUNT_VARIABLE = "VTRAIN_GCS_MOUNT"
+"""The variable that moves the mount root elsewhere (a FUSE mount of your own, in a test)."""
 
 # Bucket naming rules from the Cloud Storage documentation (dotted names may be longer).
 _BUCKET = re.compile(r"[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]")
@@ -50,27 +52,28 @@ class Location(ABC):
 
     @abstractmethod
     def join(self, *names: str) -> Location:
-        """The location of a subfolder."""
+        """The location of the subfolder at `names` (joined with '/', each one checked)."""
 
     @abstractmethod
     def open_read(self, name: str) -> BinaryIO:
-        """Open a file for streaming reads."""
+        """Open the file `name` for streaming reads."""
 
     @abstractmethod
     def open_write(self, name: str) -> BinaryIO:
-        """Open a file for streaming writes; it is complete once closed."""
+        """Open the file `name` for streaming writes; it is complete once closed."""
 
     @abstractmethod
     def read_bytes(self, name: str) -> bytes:
-        """The whole content of a file."""
+        """The whole content of the file `name`; a missing one raises `StorageError`."""
 
     @abstractmethod
     def write_bytes(self, name: str, data: Buffer) -> None:
-        """Write a whole file durably (flushed to the medium before this returns)."""
+        """Write `data` as the whole file `name`, durably (flushed to the medium before this
+        returns)."""
 
     @abstractmethod
     def download_fileobj(self, name: str, fileobj: BinaryIO) -> None:
-        """Stream a file's content into a writable file object."""
+        """Stream the content of the file `name` into `fileobj`, a writable file object."""
 
     @abstractmethod
     def exists(self, name: str = "") -> bool:
@@ -78,34 +81,38 @@ class Location(ABC):
 
     @abstractmethod
     def list(self, name: str = "") -> list[str]:
-        """Sorted names of the files and folders directly inside a folder; [] if it is missing."""
+        """Sorted names of the files and folders directly inside the folder `name` ("": this one);
+        [] if it is missing."""
 
     @abstractmethod
     def makedirs(self, name: str = "") -> None:
-        """Create a folder and its parents (nothing to do on an object store)."""
+        """Create the folder `name` and its parents (nothing to do on an object store)."""
 
     @abstractmethod
     def remove(self, name: str = "") -> None:
-        """Remove a file or a whole folder; a missing one is not an error."""
+        """Remove the file or the whole folder `name` ("": this one); a missing one is not an
+        error."""
 
     @abstractmethod
     def upload(self, local_path: str, name: str = "") -> None:
-        """Copy a local file or folder to `name`."""
+        """Copy the local file or folder at `local_path` to `name` ("": this folder)."""
 
     @abstractmethod
     def download(self, name: str, local_path: str) -> None:
-        """Copy the file or folder `name` to a local path."""
+        """Copy the file or folder `name` to `local_path` on the local disk."""
 
     @abstractmethod
     def cas(self, name: str) -> CompareAndSet:
         """The compare-and-set of the small file `name` in this folder (storage/cas.py)."""
 
     def write_checked(self, name: str, data: Buffer, checksum: int) -> None:
-        """`write_bytes`, where a store that keeps checksums refuses bytes that do not match."""
+        """`write_bytes` of `data` to `name`, where a store that keeps checksums (of the kind
+        `checksum` names, on the class) refuses bytes whose checksum is not the argument."""
         self.write_bytes(name, data)
 
     def upload_checked(self, local_path: str, name: str, checksum: int) -> None:
-        """`upload` of one file, where a store that keeps checksums refuses a mismatch."""
+        """`upload` of the one file `local_path` to `name`, where a store that keeps checksums
+        refuses a file whose checksum is not `checksum`."""
         self.upload(local_path, name)
 
     def stored_checksums(self, name: str = "") -> dict[str, tuple[int, int]] | None:
@@ -114,7 +121,7 @@ class Location(ABC):
         return None
 
     def read_range(self, name: str, start: int, end: int) -> bytes:
-        """Bytes [start, end) of a file."""
+        """Bytes [`start`, `end`) of the file `name`."""
         with self.open_read(name) as f:
             f.seek(start)
             return f.read(end - start)
@@ -144,7 +151,8 @@ class Location(ABC):
 
 
 def gcs_mount_root(gcs_mount: str | None = None, environ: Mapping[str, str] | None = None) -> str:
-    """The Cloud Storage FUSE mount root: the argument, else `VTRAIN_GCS_MOUNT`, else /gcs."""
+    """The Cloud Storage FUSE mount root: `gcs_mount`, else VTRAIN_GCS_MOUNT in `environ`
+    (default `os.environ`), else /gcs; made absolute."""
     env = os.environ if environ is None else environ
     return os.path.abspath(gcs_mount or env.get(GCS_MOUNT_VARIABLE) or DEFAULT_GCS_MOUNT)
 
@@ -170,7 +178,11 @@ def bucket_problem(name: str) -> str | None:
 
 
 def split_gs_uri(uri: str) -> tuple[str, str]:
-    """(bucket, object prefix) of a gs:// URI; the prefix has no leading or trailing '/'."""
+    """(bucket, object prefix) of the gs:// `uri`; the prefix has no leading or trailing '/'.
+
+    Raises `StorageError` when `uri` is not a gs:// URI, its bucket breaks Cloud Storage's
+    naming rules, or its object path holds a name vtrain refuses.
+    """
     if not uri.startswith("gs://"):
         raise StorageError("not a gs:// URI", value=uri, expected="gs://BUCKET/PATH")
     bucket, _, prefix = uri[len("gs://") :].partition("/")

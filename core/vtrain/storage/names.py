@@ -9,7 +9,12 @@ _FORBIDDEN = frozenset("\\\x00")
 
 
 def check_name(name: str, *, where: str, what: str = "name") -> str:
-    """`name` if it is a relative, '/'-separated path that stays inside `where`; else raise."""
+    """`name` if it is a relative, '/'-separated path that stays inside `where`.
+
+    Otherwise raises `StorageError`, naming `where` and calling the value `what`
+    ("name", "object path"): an empty name, a part that is empty, '.' or '..', or one
+    with a backslash, a control character or over 255 characters.
+    """
     if not isinstance(name, str) or not name:
         raise StorageError(
             f"{what} is empty or not a string",

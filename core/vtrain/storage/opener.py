@@ -32,12 +32,15 @@ def open_location(
     environ: Mapping[str, str] | None = None,
     client: Any = None,
 ) -> Location:
-    """A `Location` for a local path, a /gcs/ FUSE path or a gs:// URI.
+    """A `Location` for `uri_or_path`: a local path, a file:// URL, a /gcs/ FUSE path or a
+    gs:// URI.
 
     `gcs_mount` (else `VTRAIN_GCS_MOUNT`, else /gcs) is where gs:// buckets are
     mounted; `fuse=True` gives a local folder FUSE semantics (for tests),
     `fuse=False` insists on POSIX renames, or on the storage client for gs://.
-    `client` is a `google.cloud.storage.Client` to reuse for gs://.
+    `client` is a `google.cloud.storage.Client` to reuse for gs://; `environ`
+    (default `os.environ`) is read for the mount root and the client. An empty
+    location or another scheme raises `StorageError`.
     """
     env = os.environ if environ is None else environ
     text = os.fspath(uri_or_path)

@@ -38,6 +38,7 @@ class MXNetHandle(Handle):
     """
 
     layout: Layout
+    """This replica's part in MXNet's parameter-server job, read from the cluster."""
     kvstore_type: str | None
     """dist_sync, dist_async or dist_device_sync; None when there is no kvstore."""
     _rank: int | None
@@ -70,7 +71,11 @@ class MXNetHandle(Handle):
     def trainer(
         self, params: Any, optimizer: Any = "sgd", optimizer_params: Any = None, **options: Any
     ) -> Any:
-        """A gluon.Trainer bound to this worker's kvstore.
+        """A gluon.Trainer of `params` bound to this worker's kvstore.
+
+        `optimizer`, `optimizer_params` and `options` are gluon.Trainer's, but for
+        `kvstore`, which is the handle's (passing one raises `UsageError`; choose it with
+        `configure(kvstore=...)`).
 
         Under dist_sync the kvstore sums the gradients and each worker runs the
         optimizer itself, so its states can be checkpointed: call
@@ -121,7 +126,10 @@ class MXNetHandle(Handle):
         """An mx.io.DataIter of batches from this worker's share of a JSON Lines or CSV split.
 
         `data` names the feature columns, `label` the label column (None: no label);
-        `batch_size` is this worker's batch. See vtrain_mxnet.data.RecordIter.
+        `batch_size` is this worker's batch, and `last_batch` says what a short last one
+        becomes: "pad" (filled, its `pad` set) or "discard". `format`, `by_record` and
+        `uri` are `share`'s and `vtrain.data.read_share`'s; a bad argument raises
+        `UsageError`. See vtrain_mxnet.data.RecordIter.
         Under dist_sync every worker must take as many steps as the others: with
         shares of unequal size, stop each epoch at a step count all of them reach.
         """

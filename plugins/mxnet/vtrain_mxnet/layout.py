@@ -57,7 +57,9 @@ class Layout:
     scheduler: tuple[str, int] | None
     """(host, port) of the scheduler; None when the job does not use a dist kvstore."""
     num_servers: int
+    """DMLC_NUM_SERVER: the kvstore's servers (0 off the kvstore)."""
     num_workers: int
+    """DMLC_NUM_WORKER: the replicas that train through the kvstore (0 off it)."""
     node_host: str | None
     """This replica's host as the cluster names it; None where the source gives no address."""
     leader: Replica | None
@@ -73,7 +75,15 @@ class Layout:
         chief_trains: bool = False,
         servers_beside_workers: bool = False,
     ) -> Layout:
-        """The documented mapping, or one of the two placements the options ask for."""
+        """The layout of this replica of `info`: the documented mapping, or one of the two
+        placements the options ask for.
+
+        `chief_trains` runs the scheduler as a child process of the chief, which then
+        trains as a worker too; `servers_beside_workers` gives every training replica a
+        server child process, for a job without parameter servers. A cluster these
+        cannot lay out (no chief, nobody training, no servers, no chief address)
+        raises `ConfigError`.
+        """
         chiefs = info.cluster.get(CHIEF, ())
         workers = info.cluster.get(WORKER, ())
         servers = info.cluster.get(PS, ())
@@ -159,7 +169,11 @@ class Layout:
         return self.role in SERVICE_ROLES
 
     def variables(self, environ: Mapping[str, str]) -> dict[str, str | None]:
-        """The DMLC variables for this replica; None removes one (off the kvstore)."""
+        """The DMLC variables for this replica; None removes one (off the kvstore).
+
+        DMLC_INTERFACE and PS_VERBOSE are read from `environ` and kept, or refused with
+        `ConfigError` where ps-lite would misread them.
+        """
         passed = _checked_pass_through(environ)
         if self.role is None or self.scheduler is None:
             return dict.fromkeys(WRITTEN, None)

@@ -59,7 +59,11 @@ class MXNetPlugin(Plugin):
         servers_beside_workers: bool = False,
         **_: Any,
     ) -> dict[str, str | None]:
-        """DMLC_ROLE, DMLC_PS_ROOT_URI/PORT, DMLC_NUM_SERVER/WORKER, DMLC_NODE_HOST."""
+        """DMLC_ROLE, DMLC_PS_ROOT_URI/PORT, DMLC_NUM_SERVER/WORKER, DMLC_NODE_HOST.
+
+        As `Layout.from_cluster` lays out `info` with `chief_trains` and
+        `servers_beside_workers`, and `Layout.variables` keeps what `environ` chose.
+        """
         layout = Layout.from_cluster(
             info, chief_trains=chief_trains, servers_beside_workers=servers_beside_workers
         )
@@ -73,7 +77,11 @@ class MXNetPlugin(Plugin):
         servers_beside_workers: bool = False,
         **_: Any,
     ) -> bool:
-        """The scheduler (the chief, unless it trains) and the parameter servers serve."""
+        """The scheduler (the chief, unless it trains) and the parameter servers serve.
+
+        With `chief_trains` the chief trains; `servers_beside_workers` adds a server
+        child process beside each trainer, which does not make the replica serve.
+        """
         return Layout.from_cluster(
             info, chief_trains=chief_trains, servers_beside_workers=servers_beside_workers
         ).serves
@@ -86,7 +94,10 @@ class MXNetPlugin(Plugin):
         servers_beside_workers: bool = False,
         **_: Any,
     ) -> Replica | None:
-        """Worker 0 (MXNet's rank 0 once the kvstore says); the chief when it trains."""
+        """Worker 0 (MXNet's rank 0 once the kvstore says); the chief when it trains.
+
+        The chief trains with `chief_trains`; `servers_beside_workers` changes no leader.
+        """
         return Layout.from_cluster(
             info, chief_trains=chief_trains, servers_beside_workers=servers_beside_workers
         ).leader
@@ -99,7 +110,11 @@ class MXNetPlugin(Plugin):
         servers_beside_workers: bool = False,
         **_: Any,
     ) -> tuple[int, int] | None:
-        """Worker i reads the workers' share i when the chief only schedules; else as it trains."""
+        """Worker i reads the workers' share i when the chief only schedules; else as it trains.
+
+        The chief trains with `chief_trains`, and the placement `servers_beside_workers`
+        asks for changes no reader.
+        """
         layout = Layout.from_cluster(
             info, chief_trains=chief_trains, servers_beside_workers=servers_beside_workers
         )
@@ -117,7 +132,11 @@ class MXNetPlugin(Plugin):
         wait: timedelta = DEFAULT_WAIT,
         **_: Any,
     ) -> None:
-        """Run MXNet's scheduler or server here; return when it ends or `stopped` is set."""
+        """Run MXNet's scheduler or server here; return when it ends or `stopped` is set.
+
+        A server waits up to `wait` for the scheduler. A role that is not set, or a
+        loop that fails, raises `LaunchError`.
+        """
         role = os.environ.get("DMLC_ROLE")
         if role not in SERVICE_ROLES:
             raise LaunchError(

@@ -53,7 +53,9 @@ class TorchHandle(Handle):
         return None if self.world is None else self.world.local_rank
 
     def sampler(self, dataset: Any, *, shuffle: bool = True, seed: int = 0) -> Any:
-        """A DistributedSampler giving this rank its share (every item in a one-process world)."""
+        """A DistributedSampler of `dataset` giving this rank its share (every item in a
+        one-process world); `shuffle` and `seed` are the sampler's: call its
+        `set_epoch(epoch)` each epoch for a new order."""
         from torch.utils.data import DistributedSampler
 
         return DistributedSampler(
@@ -80,7 +82,9 @@ class TorchHandle(Handle):
         Shared by `rank` among `world_size` processes, as torch counts them (also with
         several processes per machine). Off the world, vtrain.data's placement decides:
         an evaluator reads the validation split whole, anything else reads nothing.
-        `by_record`, `uri`, `client`: as `share`.
+        Records are dicts (JSON Lines, CSV) or bytes (TFRecord), each through `transform`;
+        `format` and `check_crc` are `vtrain.data.read_share`'s, and `by_record`, `uri`,
+        `client` as `share`. A bad argument raises `UsageError` before any file is listed.
         """
         from vtrain_pytorch.data import ShareDataset, check_options
 
@@ -92,7 +96,11 @@ class TorchHandle(Handle):
         )
 
     def wrap(self, model: Any, **ddp_options: Any) -> Any:
-        """The model, moved to `device`, in DistributedDataParallel when distributed."""
+        """`model`, moved to `device`, in DistributedDataParallel when there is a process group.
+
+        `ddp_options` go to DistributedDataParallel (`device_ids` defaults to this
+        process's GPU under nccl).
+        """
         model = model.to(self.device)
         if self.backend is None:  # no process group: one process, or not a trainer
             return model

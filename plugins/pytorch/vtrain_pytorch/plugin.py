@@ -44,7 +44,11 @@ class PyTorchPlugin(Plugin):
         local_rank: int | None = None,
         **_: Any,
     ) -> dict[str, str | None]:
-        """MASTER_ADDR, MASTER_PORT, WORLD_SIZE, RANK … for a trainer; nothing elsewhere."""
+        """MASTER_ADDR, MASTER_PORT, WORLD_SIZE, RANK … for a trainer; nothing elsewhere.
+
+        `nproc_per_node` and `local_rank` place this process on its machine, as for
+        `configure`.
+        """
         if not info.is_trainer:
             return {}
         world = World.from_cluster(
@@ -69,6 +73,12 @@ class PyTorchPlugin(Plugin):
         MASTER_ADDR, MASTER_PORT, WORLD_SIZE, RANK, LOCAL_RANK, LOCAL_WORLD_SIZE
         and NODE_RANK. A single process gets no process group. ps, evaluator and
         Reduction Server replicas get a handle whose `rank` is None.
+
+        `backend` is "gloo" or "nccl" (default: nccl with a GPU for each process on the
+        machine, else gloo). `nproc_per_node` processes run on each machine (default 1,
+        or what torchrun said), this one `local_rank` among them. A worker waits up to
+        `wait` (30 minutes) for the chief's port to open, and the process group's
+        collectives up to `timeout` (60 minutes). A bad option raises `UsageError`.
         """
         env = os.environ if environ is None else environ
         torch = self.require("torch")

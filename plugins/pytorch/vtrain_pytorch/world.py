@@ -23,13 +23,21 @@ class World:
     """The torch.distributed coordinates of one process."""
 
     master_addr: str
+    """The host every process meets at: the platform's MASTER_ADDR, else the chief's."""
     master_port: int
+    """The port of that rendezvous."""
     world_size: int
+    """All processes of the job: machines times processes per machine."""
     rank: int
+    """This process's rank among them, machine by machine."""
     local_rank: int
+    """This process's index on its machine (its GPU, under nccl)."""
     local_world_size: int
+    """The processes on each machine."""
     node_rank: int
+    """This machine's index among the machines that train."""
     num_nodes: int
+    """The machines that train."""
 
     @classmethod
     def from_cluster(
@@ -40,7 +48,14 @@ class World:
         local_rank: int | None = None,
         environ: Mapping[str, str] | None = None,
     ) -> World:
-        """This process's coordinates; `info` must describe a trainer (chief or worker)."""
+        """This process's coordinates; `info` must describe a trainer (chief or worker).
+
+        `nproc_per_node` processes run on each machine (default: what torchrun said,
+        else 1), this one `local_rank` among them (default the cluster's, else 0).
+        MASTER_ADDR and MASTER_PORT in `environ`, where both are set, are the
+        rendezvous. A replica that does not train, or an option out of range, raises
+        `UsageError`.
+        """
         if info.rank is None:
             raise UsageError(
                 f"a {info.role} replica is not part of the torch world",

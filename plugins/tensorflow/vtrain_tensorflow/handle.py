@@ -189,6 +189,9 @@ class TensorFlowHandle(Handle):
 
         Alone, `model` gets its weights and optimizer state; on a cluster, after `fit`,
         its weights (tf-keras cannot load into a trained distributed model's metrics).
+        The checkpoints are those of `directory` (default: the handle's `checkpoints`);
+        None when none recorded a monitored value. Every trainer calls it: it meets the
+        others first, so that none reads an older best.
         """
         from vtrain_tensorflow import resume
 
@@ -230,6 +233,12 @@ class TensorFlowHandle(Handle):
         temporary folder inside, writes only the chief's, and restores every worker from
         it after a restart. The metric goes through `report`, from the leader; with
         `track.autolog()` on, each epoch's logs go to the job's run as well.
+
+        `backup` and `tensorboard` (both True) add BackupAndRestore and TensorBoard in
+        the job's folders. With `monitor` (a key of Keras' epoch logs, "val_loss"), that
+        value is reported as the tuning metric after each epoch, under `tag` (default
+        the job's metric tag). A cluster with an evaluator also gets a ModelCheckpoint of
+        the weights, one per epoch, for `evaluate_checkpoints` to follow.
         """
         keras = self.keras
         found: list[Any] = [progress_callback(keras, self.track)]
@@ -258,7 +267,14 @@ class TensorFlowHandle(Handle):
         max_evaluations: int | None = None,
         callbacks: list[Any] | None = None,
     ) -> None:
-        """Run the side-car evaluator on the checkpoints the chief writes, as they appear."""
+        """Run the side-car evaluator on the checkpoints the chief writes, as they appear.
+
+        On the evaluator replica, Keras' SidecarEvaluator loads each into `model` (compiled)
+        and evaluates it on `data`, `steps` batches of it (None: all), with `callbacks`;
+        it stops after the checkpoint numbered `max_evaluations` (the epochs trained;
+        None: it evaluates until it is stopped).
+        Without legacy Keras (tf-keras) it raises `UsageError`.
+        """
         if self.keras_version != "tf_keras":
             raise UsageError(
                 "the side-car evaluator needs legacy Keras (tf-keras)",

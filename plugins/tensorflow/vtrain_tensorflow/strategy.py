@@ -14,7 +14,7 @@ from vtrain_tensorflow.tf_config_writer import (
 
 
 def cluster_resolver(info: ClusterInfo, *, gpus: int | None = None) -> Any:
-    """A SimpleClusterResolver for this replica, or None for a single process.
+    """A SimpleClusterResolver for this replica of `info`, or None for a single process.
 
     For code that builds its own strategy; it holds exactly what `configure`
     writes to TF_CONFIG, and this machine's GPU count (`gpus`, default: the GPUs

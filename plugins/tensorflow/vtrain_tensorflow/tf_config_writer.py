@@ -21,7 +21,10 @@ TRAINING_ROLES = (CHIEF, WORKER, PS)
 
 
 def tf_config_for(info: ClusterInfo) -> dict[str, Any] | None:
-    """The TF_CONFIG document for this replica, or None for a single process."""
+    """The TF_CONFIG document for this replica of `info`, or None for a single process.
+
+    A role TensorFlow has no task for (a Reduction Server) raises `ConfigError`.
+    """
     if not info.is_distributed:
         return None
     if info.role not in (*TRAINING_ROLES, EVALUATOR):

@@ -89,7 +89,8 @@ class XGBoostHandle(Handle):
         uri: str | None = None,
         **options: Any,
     ) -> Any:
-        """A QuantileDMatrix of this trainer's `share(split)` (JSON Lines or CSV columns).
+        """A QuantileDMatrix of this trainer's `share(split)` (JSON Lines or CSV columns),
+        `by_record` and `uri` as for `share`.
 
         `options` are `vtrain_xgboost.data.share_dmatrix`'s, declared there once:
         `label=` (required), `features=`, `ref=`, `memory_budget=`, `batch_rows=`,
@@ -148,9 +149,10 @@ class XGBoostHandle(Handle):
         The first marks each round as a step, for the watchdog and `vtrain local run`'s
         live view: training without it makes no progress they can see.
 
-        The booster goes to `checkpoints` (retention `keep`, `keep_every`);
-        `metric` is named as XGBoost prints it (``"validation-rmse"``) and goes to
-        `report` under `tag` (default: CLOUD_ML_HP_METRIC_TAG). Pass the list to
+        The booster goes to `checkpoints` every `checkpoint_every` rounds (None: never;
+        retention `keep`, `keep_every`). `metric`, named as XGBoost prints it
+        (``"validation-rmse"``), goes to `report` every `report_every` rounds under `tag`
+        (default: CLOUD_ML_HP_METRIC_TAG). Pass the list to
         `xgb.train(callbacks=…)` or an estimator's `callbacks=`.
         """
         from vtrain_xgboost.callbacks import CheckpointCallback, ProgressCallback, ReportCallback

@@ -36,7 +36,8 @@ ALL_INTERFACES = "0.0.0.0"
 
 
 def task_id(rank: int, world_size: int) -> str:
-    """`rank` zero-padded to the width of the largest rank, so string order is rank order."""
+    """`rank` zero-padded to the width of the largest rank of `world_size`, so string order is
+    rank order."""
     return str(rank).zfill(len(str(max(0, world_size - 1))))
 
 
@@ -55,10 +56,14 @@ class Rendezvous:
     """The collective coordinates of one trainer; `tracker_host` is None in a world of one."""
 
     rank: int
+    """This trainer's rank in the collective: the cluster's, chief 0."""
     world_size: int
+    """The trainers in the collective."""
     task_id: str
+    """DMLC_TASK_ID: the rank, zero-padded so that string order is rank order (`task_id`)."""
     tracker_host: str | None
     tracker_port: int | None
+    """The port of the chief's tracker, from the chief's address; None in a world of one."""
     bind_host: str | None
     """Where the chief's tracker listens: the chief's IPv4 address, or every interface."""
     address_source: str = ""
