@@ -57,8 +57,8 @@ def submit(session: nox.Session) -> None:
 @nox.session
 def fuzz(session: nox.Session) -> None:
     """The campaign: every core and submit property test (parsers, job and study documents, CLI
-    entry points), 10,000 examples each."""
-    session.install(*CONSTRAINTS, "-e", ".[test,tune,submit]")
+    entry points), 10,000 examples each; and ten times the checkpoint crash test's kills."""
+    session.install(*CONSTRAINTS, "-e", ".[test,tune,submit,local-gcs]")
     # Two runs: each folder's conftest is named `conftest`, and one pytest run takes one.
     for folder in ("tests/core", "tests/submit"):
         session.run(
@@ -72,6 +72,10 @@ def fuzz(session: nox.Session) -> None:
             *session.posargs,
             env={"VTRAIN_FUZZ": "1"},
         )
+    crash = "tests/core/checkpoints/test_checkpoint_crash.py"
+    session.run(
+        "pytest", crash, "-p", "no:cacheprovider", *session.posargs, env={"VTRAIN_FUZZ": "1"}
+    )
 
 
 @nox.session

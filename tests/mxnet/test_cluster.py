@@ -110,14 +110,14 @@ def test_placements_train_and_leave_no_child_behind(
     )
 
 
-def test_workers_wait_for_a_scheduler_that_starts_20_s_late(tmp_path: Path) -> None:
+def test_workers_wait_for_a_scheduler_that_starts_10_s_late(tmp_path: Path) -> None:
     (tmp_path / "r").mkdir()
     run = local_run(
         tmp_path / "out",
         ["--workers", "2", "--ps", "1"],
         JOB,
         RESULTS=str(tmp_path / "r"),
-        LATE="chief:0:20",
+        LATE="chief:0:10",
     )
     assert run.returncode == 0, run.output
     found = results(tmp_path / "r")

@@ -9,7 +9,7 @@ commit; the DDP example, deterministic, ends with the uninterrupted run's parame
 A cell that overruns its timeout fails: none may hang.
 
 Each cell prints its figures (`pytest -s`); bench/faults.py sets them against the
-targets. The representative DDP cell of the default `nox` is the README's kill block
+targets. The representative DDP cell of the default `nox` is the rehearsal page's kill block
 (tests/pytorch/test_readme.py), and Lightning's is test_lightning.py's restart.
 """
 

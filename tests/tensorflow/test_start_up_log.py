@@ -1,10 +1,10 @@
-"""What TensorFlow still prints at start-up after `configure()`: only what the README names.
+"""What TensorFlow still prints at start-up after `configure()`: only what the docs name.
 
 `configure()` sets TF_CPP_MIN_LOG_LEVEL=3 before TensorFlow loads. The lines its
 native libraries print as they load come before their logging reads the variable;
-the README lists them as the ones nothing silences. A new line, or one the
+docs/frameworks/tensorflow.md lists them as the ones nothing silences. A new line, or one the
 variable should have silenced (`failed call to cuInit`), fails here, and the
-README's account with it.
+page's account with it.
 """
 
 from __future__ import annotations
@@ -38,5 +38,5 @@ def test_after_configure_only_the_lines_the_readme_names_are_printed() -> None:
     lines = done.stderr.splitlines()
     others = [line for line in lines if not any(known in line for known in UNSILENCEABLE)]
     assert others == [], done.stderr  # e.g. "failed call to cuInit", cpu_feature_guard
-    # Once per native library: two, as the README says.
+    # Once per native library: two, as the docs say.
     assert sum(UNSILENCEABLE[0] in line for line in lines) <= 2

@@ -1,4 +1,4 @@
-"""The platform's rules for `vtrain local run`, as the README states them: one row each, no process.
+"""The platform's rules for `vtrain local run`, as the docs state them: one row each, no process.
 
 Each row is the facts of one replica's exit, the job's rules, and what the
 supervisor must do about it, with the notes it writes.
