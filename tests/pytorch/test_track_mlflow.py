@@ -55,16 +55,20 @@ def test_a_server_that_is_down_costs_one_line_and_never_a_step(
         folder=lambda: open_location(str(tmp_path / "down")),
         backends=made(("mlflow",), "down", lambda: open_location(str(tmp_path)), environ),
     )
-    slowest = 0.0
+    took = []
     for step in range(1, 301):
         start = time.perf_counter()
         track.metrics({"loss": 1.0 / step}, step=step)
-        slowest = max(slowest, time.perf_counter() - start)
+        took.append(time.perf_counter() - start)
         time.sleep(0.01)
     track.close(timeout=1)
     said = [r.getMessage() for r in caplog.records if "MLflow run down" in r.getMessage()]
     assert len([m for m in said if "cannot write" in m]) == 1, said
-    assert slowest < 0.5, slowest  # a bound for a hang, not a timing: a call queues and returns
+    # A bound for a hang, not a timing: a call queues and returns. One call may wait while the
+    # sender's thread imports MLflow: its C extensions (pandas, pyarrow) load with the GIL held,
+    # which took 5 s once with three test sessions on two cores.
+    slow = [t for t in took if t > 0.5]
+    assert len(slow) <= 1 and max(took) < 30, slow
     # The run's own record has every step, whatever the server did.
     lines = (tmp_path / "down" / "attempt-1.jsonl").read_text().splitlines()
     assert sum('"kind":"metric"' in line for line in lines) == 300
