@@ -100,8 +100,8 @@ class Sender:
             left = len(self._queue)
         if self._thread.is_alive() or left:
             why = f" ({self._failing})" if self._failing else ""
-            log.warning(
-                f"vtrain: {self._what}: {left} records not written after {timeout:g} s{why}"
-            )
+            # Still at it past the bound, or given up after the sink's last failure.
+            when = f"after {timeout:g} s" if self._thread.is_alive() else "at close"
+            log.warning(f"vtrain: {self._what}: {left} records not written {when}{why}")
         if self._dropped:
             log.warning(f"vtrain: {self._what}: {self._dropped} records dropped in all")
