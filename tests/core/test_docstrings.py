@@ -26,12 +26,11 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+from test_import_graph import CORE, PLUGINS, module_files
 
-ROOT = Path(__file__).resolve().parents[2]
-PLUGINS = ("pytorch", "tensorflow", "mxnet", "xgboost")
-# Where each top-level package's source lives.
-PACKAGES = {"vtrain": ROOT / "core" / "vtrain"} | {
-    f"vtrain_{name}": ROOT / "plugins" / name / f"vtrain_{name}" for name in PLUGINS
+# Dotted module name -> source file, the core's and each plugin's: the import graph's reader.
+SOURCES = module_files(CORE, "vtrain") | {
+    name: path for top, root in PLUGINS.items() for name, path in module_files(root, top).items()
 }
 PROPERTIES = ("property", "cached_property")
 
@@ -106,14 +105,8 @@ def test_the_rule(doc: str | None, parameters: tuple[str, ...], said: str | None
 
 def module_file(module: str) -> Path | None:
     """The source file of `module`, a package's `__init__.py` for a package; None if not ours."""
-    top, _, rest = module.partition(".")
-    if top not in PACKAGES:
-        return None
-    base = PACKAGES[top].joinpath(*rest.split(".")) if rest else PACKAGES[top]
-    for path in (base / "__init__.py", base.with_suffix(".py")):
-        if path.is_file():
-            return path
-    return None
+    path = SOURCES.get(module)
+    return path if path is not None and path.suffix == ".py" else None
 
 
 @cache
@@ -341,7 +334,7 @@ def definitions() -> dict[str, Definition | None]:
     plugins and of the modules they list; each definition once, under its first name."""
     found: dict[str, Definition | None] = {}
     places: set[tuple[str, int]] = set()
-    modules = ["vtrain", *(f"vtrain_{name}" for name in PLUGINS)]
+    modules = ["vtrain", *sorted(PLUGINS)]
     while modules:
         module = modules.pop(0)
         for name in exported(module):

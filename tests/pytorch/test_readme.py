@@ -55,8 +55,8 @@ def test_pytorch_blocks_run_as_written(block: Block, tmp_path: Path) -> None:
         # The example's tracked loss goes to AIP_TENSORBOARD_LOG_DIR too, unless --track names
         # other backends: a line offers it. The quickstart tracks nothing: none is offered.
         offered = "tensorboard --logdir vtrain-output/local/" in done.stdout
-        tracks = "--track" not in block.text and "examples/quickstart.py" not in block.text
-        assert offered is tracks, done.stdout
+        offers = "--track" not in block.text and "examples/quickstart.py" not in block.text
+        assert offered is offers, done.stdout
     if "examples/quickstart.py" in block.text:  # each trainer trained its 100 steps
         losses = re.findall(r"rank \d: 100 steps, loss (\d+\.\d+)", done.stdout)
         assert len(losses) == block.text.count("--workers 2") * 2 + 1, done.stdout

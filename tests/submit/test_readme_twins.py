@@ -19,29 +19,40 @@ import pytest
 from conftest import VertexServer
 from readme_blocks import ROOT, Block, blocks, run_block
 
-# The module the README's command names: records what it was given, and waits (the chief) for
-# every replica's record, so that the job's end stops none of them before it has written.
-RECORDING_TASK = """\
+
+def recording_task(arguments: str = "") -> str:
+    """A module that takes `arguments` (argparse lines), records what it was given and its
+    AIP_MODEL_DIR, saves a model there from the chief (as a real task does, or the verdict
+    would say none did), and waits (the chief) for every replica's record, so that the
+    job's end stops none of them before it has written."""
+    return f"""\
 import argparse, json, os, sys, time
 import vtrain
+import vtrain.storage
 
+{arguments}
+info = vtrain.ClusterInfo.from_env()
+records = os.environ["TWIN_RECORDS"]
+os.makedirs(records, exist_ok=True)
+with open(os.path.join(records, f"{{info.role}}-{{info.index}}.json"), "w") as f:
+    json.dump({{"argv": sys.argv, "model": os.environ.get("AIP_MODEL_DIR")}}, f)
+if info.is_chief:
+    vtrain.storage.open_location(os.environ["AIP_MODEL_DIR"]).write_bytes("model.pt", b"w")
+    deadline = time.monotonic() + 60
+    while len(os.listdir(records)) < int(os.environ["TWIN_REPLICAS"]):
+        if time.monotonic() > deadline:
+            sys.exit(f"only {{os.listdir(records)}} recorded")
+        time.sleep(0.05)
+"""
+
+
+# The module the README's command names, with the flags its document and study pass.
+RECORDING_TASK = recording_task("""\
 parser = argparse.ArgumentParser(prog="task.py")
 parser.add_argument("--epochs", type=int, required=True)
 parser.add_argument("--learning_rate", type=float)
 parser.add_argument("--global-batch-size", type=int)
-parser.parse_args()
-info = vtrain.ClusterInfo.from_env()
-records = os.environ["TWIN_RECORDS"]
-os.makedirs(records, exist_ok=True)
-with open(os.path.join(records, f"{info.role}-{info.index}.json"), "w") as f:
-    json.dump(sys.argv, f)
-if info.is_chief:
-    deadline = time.monotonic() + 60
-    while len(os.listdir(records)) < int(os.environ["TWIN_REPLICAS"]):
-        if time.monotonic() > deadline:
-            sys.exit(f"only {os.listdir(records)} recorded")
-        time.sleep(0.05)
-"""
+parser.parse_args()""")
 
 # A spot job's module: 40 steps an epoch, 0.05 s each; on SIGTERM it commits its step and
 # exits 143, and the restarted run resumes from that commit.
@@ -123,7 +134,8 @@ def test_the_rehearse_then_submit_block(
     assert shown[1].endswith("(the document's args after your command)")
     records = {p.stem: json.loads(p.read_text()) for p in (tmp_path / "records").glob("*.json")}
     assert sorted(records) == ["chief-0", "evaluator-0", "ps-0", "worker-0", "worker-1"]
-    for argv in records.values():
+    for record in records.values():
+        argv = record["argv"]
         args = argv[1:]
         assert argv[0].endswith("trainer/task.py")
         assert args[:2] == ["--epochs", "3"] and args.count("--epochs") == 1, args
@@ -160,35 +172,14 @@ def test_the_spot_block_rehearses_a_reclaim_that_commits_and_resumes(
     assert sent.strategy == aiplatform_v1.Scheduling.Strategy.SPOT
 
 
-# The README's quickstart, as the image would hold it: records what it was given; the chief
-# waits for all three records.
-QUICKSTART_TASK = """\
-import json, os, sys, time
-import vtrain
-import vtrain.storage
-
-info = vtrain.ClusterInfo.from_env()
-records = os.environ["TWIN_RECORDS"]
-os.makedirs(records, exist_ok=True)
-with open(os.path.join(records, f"{info.role}-{info.index}.json"), "w") as f:
-    json.dump({"argv": sys.argv, "model": os.environ["AIP_MODEL_DIR"]}, f)
-if info.is_chief:
-    vtrain.storage.open_location(os.environ["AIP_MODEL_DIR"]).write_bytes("model.pt", b"w")
-    deadline = time.monotonic() + 60
-    while len(os.listdir(records)) < 3:
-        if time.monotonic() > deadline:
-            sys.exit(f"only {os.listdir(records)} recorded")
-        time.sleep(0.05)
-"""
-
-
 def test_the_quickstart_block_renders_rehearses_and_submits(
     vertex_server: VertexServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     block = readme_block("vtrain local run --job quickstart.yaml -- python")
-    (tmp_path / "quickstart_twin.py").write_text(QUICKSTART_TASK)
+    (tmp_path / "quickstart_twin.py").write_text(recording_task())  # the quickstart takes no flags
     vertex_server.states = ["JOB_STATE_PENDING", "JOB_STATE_RUNNING", "JOB_STATE_SUCCEEDED"]
     monkeypatch.setenv("TWIN_RECORDS", str(tmp_path / "records"))
+    monkeypatch.setenv("TWIN_REPLICAS", "3")
     twin = local(block, vertex_server, **{"examples/quickstart.py": "quickstart_twin.py"})
     done = run_block(twin, tmp_path, timeout=180)
     output = done.stdout + done.stderr

@@ -140,11 +140,11 @@ def stall_restarts(run: CellRun) -> int:
     )
 
 
-def resumes_allowed(run: CellRun, epochs: list[int], fault_resumes: int = 1) -> None:
-    """The fault's own resumes, plus one per stall the watchdog found; each from a commit no
+def resumes_allowed(run: CellRun, epochs: list[int]) -> None:
+    """The fault's own resume, plus one per stall the watchdog found; each from a commit no
     older than the one before."""
     assert epochs == sorted(epochs), (epochs, run.shown())
-    assert len(epochs) <= fault_resumes + stall_restarts(run), (epochs, run.shown())
+    assert len(epochs) <= 1 + stall_restarts(run), (epochs, run.shown())
 
 
 def finished(run: CellRun, fault: str, policy: str, took: float) -> None:
