@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -77,11 +78,12 @@ FROZEN_CHECK = {
     "every": EVERY,
     "settle_within": 120.0,
 }
-# TensorFlow can stall as `fit` returns, in a restarted job under CI's load: the main thread
-# deletes a traced function (AtomicFunction.__del__, context.remove_function) and never comes
-# back, MWMS and ParameterServerStrategy alike. The watchdog finds it and exits 75, and the
-# restart resumes from the last commit: a later restart is allowed when that is its cause.
-STALL = "was stuck (no progress for "
+# TensorFlow can stall as `fit` returns, in a job with a restarted replica under CI's load:
+# the main thread deletes a traced function (AtomicFunction.__del__, context.remove_function)
+# and never comes back, MWMS and ParameterServerStrategy alike. The watchdog finds it (or its
+# backstop, where the C code holds the GIL) and ends the replica, and the restart resumes
+# from the last commit: a later restart is allowed when that is its cause (stall_restarts).
+STALL = re.compile(r"^vtrain +\| (\S+) was stuck \(.*(restarting every replica|; restart )", re.M)
 MWMS_CELLS = [
     ("kill worker", "replica"),
     ("kill chief", "replica"),
@@ -133,11 +135,14 @@ def resumed_epochs(run: CellRun) -> list[int]:
 
 
 def stall_restarts(run: CellRun) -> int:
-    """How many restarts the watchdog's finding of a stall caused (STALL)."""
-    said = [ln for ln in run.output.splitlines() if ln.startswith("vtrain ")]
-    return sum(
-        STALL in ln and ("restarting every replica" in ln or "; restart " in ln) for ln in said
-    )
+    """How many restarts the watchdog's finding of a stall as `fit` returns caused (STALL):
+    each one counts only after a life of that replica that had trained to the job's last step."""
+    counted = 0
+    for who, times in Counter(found[1] for found in STALL.finditer(run.output)).items():
+        lives = run.lives.get(who, [])
+        reached = [life.base + max((step for step, _ in life.ticks), default=0) for life in lives]
+        counted += min(times, reached[:-1].count(max(reached, default=-1)))
+    return counted
 
 
 def resumes_allowed(run: CellRun, epochs: list[int]) -> None:
@@ -172,7 +177,7 @@ def test_parameter_server_cell_finishes_resumed(fault: str, policy: str, tmp_pat
         # The coordinator carries on: the worker restarts alone and serves again (a worker
         # only serves: SIGTERM ends it at once, with nothing of its own to commit).
         assert "worker-0 was killed (--kill); restart 1 of" in run.output, run.shown()
-        assert resumed_epochs(run) == [], run.shown()
+        assert len(resumed_epochs(run)) <= stall_restarts(run), run.shown()
         return
     # Resumed from a commit (one at each epoch's end, in the background: under CI's load
     # the commits were seen 4 epochs behind when SIGKILL landed). A kill before the first
