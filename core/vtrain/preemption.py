@@ -33,6 +33,7 @@ from types import FrameType, TracebackType
 from typing import Any, NoReturn
 
 from vtrain.errors import UsageError, positive_seconds
+from vtrain.posix_timer import PosixTimer, exit_timer
 
 EXIT_STATUS = 128 + signal.SIGTERM
 DEFAULT_GRACE = 25.0
@@ -99,7 +100,7 @@ class PreemptionHandler:
         self.signals = tuple(signals)
         self._requested_at: float | None = None
         self._previous: dict[int, Handler] = {}
-        self._watchdog: threading.Timer | None = None
+        self._watchdog: PosixTimer | threading.Timer | None = None
         self.stuck_after = None if stuck_after is None else float(stuck_after)
         self._stuck: _StuckWatch | None = None
 
@@ -155,11 +156,9 @@ class PreemptionHandler:
         from vtrain.timeline.events import SIGTERM
 
         recorder().record(SIGTERM)
-        # The deadline runs on its own thread: a loop stuck in one long step still exits
+        # The deadline is kept outside the loop: a loop stuck in one long step still exits
         # with the right status before SIGKILL arrives, instead of being killed mid-write.
-        self._watchdog = threading.Timer(self.grace, os._exit, args=(self.exit_status,))
-        self._watchdog.daemon = True
-        self._watchdog.start()
+        self._watchdog = _deadline(self.grace, self.exit_status)
 
     def exit(self) -> NoReturn:
         """Leave now with the exit status the platform expects after a preemption.
@@ -194,6 +193,20 @@ class PreemptionHandler:
         if kind is None:
             # A loop that broke out on the signal must not fall through to a clean exit 0.
             self.exit()
+
+
+def _deadline(seconds: float, status: int) -> PosixTimer | threading.Timer:
+    """Exit `status` in `seconds`, unless cancelled: a kernel timer, which holds where the main
+    thread is stuck in C code that holds the GIL (`vtrain.posix_timer`); else a thread."""
+    try:
+        timer = exit_timer(status)
+        timer.arm(seconds)  # unarmed, a timer that failed here never fires
+        return timer
+    except (OSError, AttributeError):
+        thread = threading.Timer(seconds, os._exit, args=(status,))
+        thread.daemon = True
+        thread.start()
+        return thread
 
 
 # -- the process's own watch, which every handle's `preempted` reads ------------------------

@@ -45,6 +45,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "vtrain.document_strings",
         "vtrain.install_hints",
         "vtrain.process_start",
+        "vtrain.posix_timer",
         "vtrain.json_lines",
     ),
     # Where bytes live; knows nothing of the run.

@@ -16,11 +16,11 @@ by fork; the signal's handler is, and never fires there.
 
 from __future__ import annotations
 
-import ctypes
 import faulthandler
 import sys
 
 from vtrain.log import logger
+from vtrain.posix_timer import PosixTimer, signal_timer
 from vtrain.progress.bound import BACKSTOP_SIGNAL
 
 SIGNAL = BACKSTOP_SIGNAL
@@ -32,52 +32,20 @@ def grace(bound: float) -> float:
     return min(30.0, max(5.0, bound))
 
 
-_LONGEST = 365 * 86400.0
-"""The furthest a timer is set: a bound of days is as good as none, and fits every field."""
-_CLOCK_MONOTONIC = 1
-_SIGEV_SIGNAL = 0
-
 log = logger(__name__)
-
-
-class _SigEvent(ctypes.Structure):
-    # struct sigevent on Linux: a union sigval, two ints, then a 48-byte union (64 in all).
-    _fields_ = [
-        ("value", ctypes.c_void_p),
-        ("signo", ctypes.c_int),
-        ("notify", ctypes.c_int),
-        ("_pad", ctypes.c_int * 12),
-    ]
-
-
-class _TimeSpec(ctypes.Structure):
-    _fields_ = [("sec", ctypes.c_long), ("nsec", ctypes.c_long)]
-
-
-class _ITimerSpec(ctypes.Structure):
-    _fields_ = [("interval", _TimeSpec), ("value", _TimeSpec)]
 
 
 class Backstop:
     """One process's timer; `arm(seconds)` moves it, `close()` removes it."""
 
-    def __init__(self, libc: ctypes.CDLL, timer: ctypes.c_void_p) -> None:
-        self._libc = libc
+    def __init__(self, timer: PosixTimer) -> None:
         self._timer = timer
 
     @classmethod
     def create(cls) -> Backstop | None:
         """The process's backstop; None where the system has no POSIX timers (it says why)."""
-        if not sys.platform.startswith("linux"):
-            return None
         try:
-            libc = ctypes.CDLL(None, use_errno=True)  # glibc 2.34+: timer_* are in libc itself
-            if not hasattr(libc, "timer_create"):
-                libc = ctypes.CDLL("librt.so.1", use_errno=True)
-            event = _SigEvent(signo=SIGNAL, notify=_SIGEV_SIGNAL)
-            timer = ctypes.c_void_p()
-            if libc.timer_create(_CLOCK_MONOTONIC, ctypes.byref(event), ctypes.byref(timer)):
-                raise OSError(ctypes.get_errno(), "timer_create failed")
+            timer = signal_timer(SIGNAL)
         except (OSError, AttributeError) as e:
             log.warning(
                 f"vtrain: the watchdog has no backstop here ({e}): a trainer stuck in C code "
@@ -85,18 +53,14 @@ class Backstop:
             )
             return None
         faulthandler.register(SIGNAL, file=sys.stderr, all_threads=True, chain=True)
-        return cls(libc, timer)
+        return cls(timer)
 
     def arm(self, seconds: float) -> None:
         """Fire in `seconds` (from now, at most a year), unless armed again or closed before;
         an OSError where the kernel refuses (the old deadline would stand)."""
-        seconds = min(max(seconds, 0.001), _LONGEST)
-        whole = int(seconds)
-        spec = _ITimerSpec(value=_TimeSpec(whole, int((seconds - whole) * 1e9)))
-        if self._libc.timer_settime(self._timer, 0, ctypes.byref(spec), None):
-            raise OSError(ctypes.get_errno(), "timer_settime failed")
+        self._timer.arm(seconds)
 
     def close(self) -> None:
         """Remove the timer (the signal's handler stays: with no timer, nothing sends it)."""
-        self._libc.timer_delete(self._timer)
+        self._timer.cancel()
         faulthandler.unregister(SIGNAL)

@@ -6,6 +6,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -68,6 +69,23 @@ def test_the_grace_budget_ends_a_loop_that_does_not_stop(tmp_path: Path) -> None
     process.send_signal(signal.SIGTERM)
     out, _ = process.communicate(timeout=60)
     assert process.returncode == 143 and "final" in out
+
+
+def test_the_grace_budget_ends_a_loop_stuck_in_c_code_that_holds_the_gil(tmp_path: Path) -> None:
+    # ctypes.PyDLL keeps the GIL through the call, as TensorFlow did deleting a traced function
+    # as `fit` unwound after the save: no Python thread could keep the deadline.
+    stuck = "import ctypes; ctypes.PyDLL(None).sleep(600); print('back', flush=True)"
+    process = start(tmp_path, grace=0.5, after_save=stuck)
+    process.send_signal(signal.SIGTERM)
+    out, err = process.communicate(timeout=60)  # past 60 s: the deadline did not hold
+    assert process.returncode == 143 and "final" in out and "back" not in out, err
+
+
+def test_a_deadline_that_was_cancelled_never_fires() -> None:
+    handler = PreemptionHandler(grace=0.2, signals=(signal.SIGUSR1,)).install()
+    signal.raise_signal(signal.SIGUSR1)
+    handler.uninstall()
+    time.sleep(0.5)  # past the grace: this process (pytest's) is still here
 
 
 def test_a_second_signal_exits_at_once(tmp_path: Path) -> None:
