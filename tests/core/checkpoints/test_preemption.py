@@ -6,7 +6,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -82,10 +81,20 @@ def test_the_grace_budget_ends_a_loop_stuck_in_c_code_that_holds_the_gil(tmp_pat
 
 
 def test_a_deadline_that_was_cancelled_never_fires() -> None:
-    handler = PreemptionHandler(grace=0.2, signals=(signal.SIGUSR1,)).install()
-    signal.raise_signal(signal.SIGUSR1)
-    handler.uninstall()
-    time.sleep(0.5)  # past the grace: this process (pytest's) is still here
+    code = textwrap.dedent(
+        """
+        import signal, time
+        from vtrain.preemption import PreemptionHandler
+        handler = PreemptionHandler(grace=0.2).install()
+        signal.raise_signal(signal.SIGTERM)
+        assert handler.requested
+        handler.uninstall()
+        time.sleep(1)  # five times the grace
+        print("still here", flush=True)
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout) == (0, "still here\n"), done.stderr
 
 
 def test_a_second_signal_exits_at_once(tmp_path: Path) -> None:
