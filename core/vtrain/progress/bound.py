@@ -48,6 +48,9 @@ BACKSTOP_SIGNAL = signal.SIGRTMIN + 6
 """The signal that ends a trainer stuck where its watchdog's thread cannot run (in C code that
 holds the GIL): see `vtrain.progress.backstop`. A real-time one, which no framework here uses,
 whose default action ends the process."""
+BACKSTOP_EXIT = 128 + BACKSTOP_SIGNAL
+"""The exit status where the backstop's signal cannot end the trainer (a container's PID 1
+ignores a signal it has no handler for): the backstop's second timer exits with it."""
 STUCK_PREFIX = "vtrain: stuck: "
 """How the watchdog's line starts: `vtrain local run` quotes it in its note of the exit."""
 
@@ -55,7 +58,7 @@ STUCK_PREFIX = "vtrain: stuck: "
 def stuck_said(code: int, tail: Sequence[bytes]) -> str | None:
     """What a trainer's watchdog said as it ended it (`tail`: its last lines), when `code` is
     STUCK_EXIT: ``no progress for 21 s after step 57, waiting for …``; else None."""
-    if code == -BACKSTOP_SIGNAL:
+    if code in (-BACKSTOP_SIGNAL, BACKSTOP_EXIT):
         return "in C code that holds the GIL, past its bound; its watchdog's backstop ended it"
     if code != STUCK_EXIT:
         return None

@@ -159,8 +159,9 @@ def test_what_the_watchdog_said(code: int, tail: list[bytes], said: str | None) 
     assert stuck_said(code, tail) == said
 
 
-def test_the_backstop_s_signal_is_said_too() -> None:
-    from vtrain.progress.bound import BACKSTOP_SIGNAL
+@pytest.mark.parametrize("how", ["killed by its signal", "its exit timer (PID 1)"])
+def test_the_backstop_s_end_is_said_too(how: str) -> None:
+    from vtrain.progress.bound import BACKSTOP_EXIT, BACKSTOP_SIGNAL
 
-    said = stuck_said(-BACKSTOP_SIGNAL, [])
+    said = stuck_said(-BACKSTOP_SIGNAL if how.startswith("killed") else BACKSTOP_EXIT, [])
     assert said is not None and "holds the GIL" in said

@@ -185,6 +185,29 @@ def test_a_trainer_stuck_in_c_code_that_holds_the_gil_is_ended_by_the_backstop(
     assert "most recent call first" in done.stderr and "connect_to_peer" in done.stderr
 
 
+def test_the_backstop_ends_a_trainer_that_ignores_its_signal_as_a_container_s_pid_1_does(
+    tmp_path: Path,
+) -> None:
+    from vtrain.progress.backstop import SIGNAL
+    from vtrain.progress.bound import BACKSTOP_EXIT
+
+    # PID 1 in its namespace is spared a signal it has no handler for: faulthandler writes
+    # the stacks and re-raises it to no effect. Ignoring the signal does the same anywhere.
+    ignored = f"import signal\nsignal.signal({int(SIGNAL)}, signal.SIG_IGN)\n"
+    # A mutex it holds, locked again: a wait no signal interrupts (a sleep returns early).
+    hang = (
+        "import ctypes\n"
+        "def connect_to_peer():\n"
+        "    libc, mutex = ctypes.PyDLL(None), ctypes.create_string_buffer(64)\n"
+        "    libc.pthread_mutex_lock(mutex)\n"
+        "    libc.pthread_mutex_lock(mutex)\n"
+    )
+    done = run_script(tmp_path, ignored + TRAINER.replace("{then}", hang + "connect_to_peer()"))
+    assert done.returncode == BACKSTOP_EXIT, (done.returncode, done.stderr)
+    assert "most recent call first" in done.stderr and "connect_to_peer" in done.stderr
+    assert "finished" not in done.stdout
+
+
 def test_a_forked_child_of_a_watched_trainer_exits_as_it_should(tmp_path: Path) -> None:
     done = run(
         tmp_path,
