@@ -140,7 +140,7 @@ def stall_restarts(run: CellRun) -> int:
     counted = 0
     for who, times in Counter(found[1] for found in STALL.finditer(run.output)).items():
         lives = run.lives.get(who, [])
-        reached = [life.base + max((step for step, _ in life.ticks), default=0) for life in lives]
+        reached = [max((step for step, _ in life.ticks), default=life.base) for life in lives]
         counted += min(times, reached[:-1].count(max(reached, default=-1)))
     return counted
 
