@@ -100,7 +100,7 @@ class PreemptionHandler:
         self.signals = tuple(signals)
         self._requested_at: float | None = None
         self._previous: dict[int, Handler] = {}
-        self._watchdog: PosixTimer | threading.Timer | None = None
+        self._timer: PosixTimer | threading.Timer | None = None
         self.stuck_after = None if stuck_after is None else float(stuck_after)
         self._stuck: _StuckWatch | None = None
 
@@ -135,9 +135,9 @@ class PreemptionHandler:
     def uninstall(self) -> None:
         """Restore the previous handlers and stop the deadline."""
         self._restore_handlers()
-        if self._watchdog is not None:
-            self._watchdog.cancel()
-            self._watchdog = None
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
 
     def _restore_handlers(self) -> None:
         for signum, previous in self._previous.items():
@@ -158,7 +158,7 @@ class PreemptionHandler:
         recorder().record(SIGTERM)
         # The deadline is kept outside the loop: a loop stuck in one long step still exits
         # with the right status before SIGKILL arrives, instead of being killed mid-write.
-        self._watchdog = _deadline(self.grace, self.exit_status)
+        self._timer = _deadline(self.grace, self.exit_status)
 
     def exit(self) -> NoReturn:
         """Leave now with the exit status the platform expects after a preemption.
@@ -170,6 +170,13 @@ class PreemptionHandler:
         from vtrain.checkpoints.background import settle
 
         settle(self.time_left(), status=self.exit_status)
+        if self._timer is not None:
+            # Leaving is bounded by the deadline now, which exits with this status: a framework's
+            # teardown that hangs (TensorFlow's, deleting a variable on a parameter server) is
+            # no stuck step, for the watchdog to end with exit 75 before the deadline.
+            from vtrain.progress.watchdog import unwatch
+
+            unwatch()
         sys.stdout.flush()
         sys.stderr.flush()
         raise SystemExit(self.exit_status)

@@ -208,6 +208,27 @@ def test_the_backstop_ends_a_trainer_that_ignores_its_signal_as_a_container_s_pi
     assert "finished" not in done.stdout
 
 
+def test_a_preempted_trainer_that_hangs_as_it_leaves_exits_143_not_as_stuck(
+    tmp_path: Path,
+) -> None:
+    # Its save is committed and it is leaving: the grace's deadline bounds that, with the
+    # status that says "preempted", not the watchdog's 75 (TensorFlow was seen to hang so,
+    # deleting a variable on a parameter server as `fit` unwound).
+    leaving = (
+        "import signal\n"
+        "from vtrain.preemption import PreemptionHandler\n"
+        "handler = PreemptionHandler(grace=6).install()\n"
+        "signal.raise_signal(signal.SIGTERM)\n"
+        "try:\n"
+        "    handler.exit()\n"
+        "finally:\n"
+        "    time.sleep(600)\n"
+    )
+    done = run(tmp_path, leaving)
+    assert done.returncode == 143, (done.returncode, done.stderr)
+    assert STUCK_PREFIX not in done.stderr and "finished" not in done.stdout
+
+
 def test_a_forked_child_of_a_watched_trainer_exits_as_it_should(tmp_path: Path) -> None:
     done = run(
         tmp_path,
